@@ -1,0 +1,71 @@
+"""nsrl: the approximate policy iteration schemes of Scherrer (ICML 2014), exact and from samples.
+
+Importing nsrl registers the Gymnasium ids (``gym.make("Garnet-v0")``) when the Gymnasium
+side is installed.
+"""
+
+from nsrl.exact import (
+    ExactBackend,
+    backend,
+    evaluate,
+    evaluate_tables,
+    greedy_actions,
+    loss,
+    occupancy,
+    optimal_value,
+    q_values,
+)
+from nsrl.garnet import garnet
+from nsrl.greedy import ExactGreedy, Greedy, GreedyOperator, Nu, Occupancy, ProjectedGreedy
+from nsrl.mdp import FiniteMDP
+from nsrl.policies import Constant, Deterministic, Mixture, NonStationary, Stochastic, constant
+from nsrl.schemes import (
+    API,
+    CPI,
+    NSPI,
+    PSDP,
+    APIAlpha,
+    CPIAlpha,
+    CPIPlus,
+    History,
+    make_scheme,
+    run,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "API",
+    "APIAlpha",
+    "CPI",
+    "CPIAlpha",
+    "CPIPlus",
+    "Constant",
+    "Deterministic",
+    "ExactBackend",
+    "ExactGreedy",
+    "FiniteMDP",
+    "Greedy",
+    "GreedyOperator",
+    "History",
+    "Mixture",
+    "NSPI",
+    "NonStationary",
+    "Nu",
+    "Occupancy",
+    "PSDP",
+    "ProjectedGreedy",
+    "Stochastic",
+    "backend",
+    "constant",
+    "evaluate",
+    "evaluate_tables",
+    "garnet",
+    "greedy_actions",
+    "loss",
+    "make_scheme",
+    "occupancy",
+    "optimal_value",
+    "q_values",
+    "run",
+]

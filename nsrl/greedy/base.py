@@ -1,0 +1,69 @@
+"""The one small interface every greedy operator implements.
+
+A scheme asks an operator for a policy that is (approximately) greedy with respect to the
+value of a *target* policy, under a distribution *rho* (Scherrer 2014, eq. defgreedy):
+
+    result = operator.greedy(target, rho, rng)     # -> Greedy(policy, advantage, samples)
+    estimate = operator.value(policy, rng)         # nu v_pi, for CPI+'s line search
+
+``rho`` is a description, not an array, so that sample-based operators can draw states from
+it: :class:`Nu` (the start distribution nu) or :class:`Occupancy` (d_{pi,nu} of a policy).
+Exact operators turn it into an array with the model; sample-based ones draw from the
+environment (reset distribution; geometric stopping for d_{pi,nu}).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Nu:
+    """The start distribution nu (the MDP's start distribution, or the env's reset)."""
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """The discounted occupancy d_{pi,nu} = (1 - gamma) nu (I - gamma P_pi)^{-1} of ``policy``."""
+
+    policy: object
+
+
+@dataclass
+class Greedy:
+    """What a greedy step returns.
+
+    Attributes:
+        policy: the (approximately) greedy stationary deterministic policy pi'.
+        advantage: the operator's estimate of rho (T_{pi'} v_pi - v_pi) for a stationary
+            target pi, in value units (not normalised by 1 - gamma); NaN when not estimated.
+        samples: environment transitions this call drew (0 for model-based operators).
+    """
+
+    policy: object
+    advantage: float = float("nan")
+    samples: int = 0
+
+
+@runtime_checkable
+class GreedyOperator(Protocol):
+    """Anything with ``greedy(target, rho, rng)`` and ``value(policy, rng)``."""
+
+    def greedy(self, target, rho, rng: np.random.Generator) -> Greedy:
+        """An approximately greedy policy w.r.t. v_target under rho."""
+
+    def value(self, policy, rng: np.random.Generator) -> float:
+        """An estimate of nu v_policy."""
+
+
+def check_operator(operator) -> GreedyOperator:
+    """Raise TypeError unless ``operator`` implements the greedy-operator interface."""
+    if not isinstance(operator, GreedyOperator):
+        raise TypeError(
+            f"expected a greedy operator with greedy(target, rho, rng) and value(policy, rng), "
+            f"got {type(operator).__name__}; see nsrl.greedy.ExactGreedy for an example."
+        )
+    return operator

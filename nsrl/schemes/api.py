@@ -1,0 +1,60 @@
+"""API and API(alpha) (Scherrer 2014, eqs. api and apialpha).
+
+API:         pi_{k+1} <- G_eps(nu, v_{pi_k})
+API(alpha):  pi_{k+1} <- (1 - alpha) pi_k + alpha G_eps(nu, v_{pi_k})
+"""
+
+from __future__ import annotations
+
+from nsrl.greedy.base import Nu
+from nsrl.policies import Mixture
+from nsrl.schemes.base import Step
+
+
+def _check_alpha(alpha) -> float:
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha <= 1:
+        raise ValueError(f"alpha should be a float in (0, 1], got {alpha!r}; e.g. alpha=0.1.")
+    return float(alpha)
+
+
+class API:
+    """Approximate Policy Iteration: a full step to the greedy policy (memory 1).
+
+    Examples:
+        >>> import numpy as np, nsrl
+        >>> mdp = nsrl.garnet(20, 2, 2, seed=0)
+        >>> h = nsrl.run(API(), nsrl.ExactGreedy(mdp), 10, rng=np.random.default_rng(0))
+        >>> bool(h.losses[-1] < 1e-9)
+        True
+    """
+
+    name = "API"
+
+    def start(self, pi0) -> None:
+        """Set pi_0."""
+        self.pi = pi0
+
+    def step(self, operator, rng) -> Step:
+        """pi_{k+1} <- G(nu, v_{pi_k})."""
+        g = operator.greedy(self.pi, Nu(), rng)
+        target, self.pi = self.pi, g.policy
+        return Step(target=target, rho=Nu(), greedy=g)
+
+    @property
+    def output(self):
+        """pi_k."""
+        return self.pi
+
+
+class APIAlpha(API):
+    """API(alpha): mix the greedy policy in with weight alpha (paper: alpha = 0.1)."""
+
+    def __init__(self, alpha: float = 0.1):
+        self.alpha = _check_alpha(alpha)
+        self.name = f"API({alpha:g})"
+
+    def step(self, operator, rng) -> Step:
+        """pi_{k+1} <- (1 - alpha) pi_k + alpha G(nu, v_{pi_k})."""
+        g = operator.greedy(self.pi, Nu(), rng)
+        target, self.pi = self.pi, Mixture.step(self.pi, g.policy, self.alpha)
+        return Step(target=target, rho=Nu(), greedy=g, alpha=self.alpha)

@@ -1,0 +1,144 @@
+"""What every scheme shares: the step record, the run loop and its history.
+
+A scheme (Scherrer 2014, section 2) decides *what* to be greedy about, *under which
+distribution*, and *how* the greedy policy is folded into the current one. It has
+
+* ``start(pi0)``: set the initial policy (PSDP ignores it: it starts from the empty policy);
+* ``step(operator, rng) -> Step``: one iteration, one call (or none) to the operator;
+* ``output``: the policy the scheme would return now (its loss is what is recorded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nsrl.exact import backend, q_values
+from nsrl.greedy.base import Greedy, Nu, check_operator
+from nsrl.greedy.exact import rho_array
+from nsrl.policies import Constant, action_table
+
+
+@dataclass
+class Step:
+    """One iteration of a scheme.
+
+    Attributes:
+        target: the policy whose value the greedy step was about (None if no call was made).
+        rho: the distribution given to the greedy operator.
+        greedy: what the operator returned (None if no call was made).
+        alpha: the step size folded in (CPI family, API(alpha)); NaN for full steps.
+        stopped: True once a scheme with a stopping rule (CPI, CPI+) has stopped.
+    """
+
+    target: object = None
+    rho: object = field(default_factory=Nu)
+    greedy: Greedy | None = None
+    alpha: float = float("nan")
+    stopped: bool = False
+
+
+@dataclass
+class History:
+    """Per-iteration records of a run (index k-1 holds iteration k).
+
+    Attributes:
+        losses: exact loss mu (v* - v_out) of the output after each iteration (NaN without a
+            finite model).
+        memory: number of deterministic policies the output stores.
+        steps: the step size taken (CPI family, API(alpha)); NaN for full steps.
+        samples: cumulative environment transitions drawn by the operator.
+        errors: with ``measure_errors``, the greedy error rho (T v - T_{pi'} v) of each call,
+            measured with the model (0 for the exact operator); NaN when no call was made.
+        output: the final output policy.
+        outputs: every output policy, when ``keep_outputs`` was asked.
+    """
+
+    losses: np.ndarray
+    memory: np.ndarray
+    steps: np.ndarray
+    samples: np.ndarray
+    errors: np.ndarray
+    output: object = None
+    outputs: list = field(default_factory=list)
+
+
+def greedy_error(mdp, step: Step) -> float:
+    """rho (T v - T_{pi'} v) for v = v_target: how far from greedy the returned policy was."""
+    if step.greedy is None:
+        return float("nan")
+    v = backend(mdp).value(step.target)
+    q = q_values(mdp, v)
+    chosen = q[np.arange(mdp.n_states), action_table(step.greedy.policy, mdp)]
+    return float(rho_array(mdp, step.rho) @ (q.max(axis=1) - chosen))
+
+
+def run(
+    scheme,
+    operator,
+    n_iterations: int = 100,
+    *,
+    rng: np.random.Generator,
+    pi0=None,
+    mdp=None,
+    mu=None,
+    measure_errors: bool = False,
+    keep_outputs: bool = False,
+    progress: bool = False,
+) -> History:
+    """Run ``scheme`` with ``operator`` for ``n_iterations`` and record its history.
+
+    Args:
+        scheme: a scheme object (see :func:`nsrl.schemes.make_scheme`).
+        operator: a greedy operator (exact, projected, or sample-based).
+        n_iterations: number of iterations K (paper: 100).
+        rng: the run's Generator; it drives the operator's noise or samples.
+        pi0: initial policy (default: action 0 everywhere).
+        mdp: the finite model for exact losses (default: ``operator.mdp`` if it has one).
+        mu: distribution of the loss (uniform unless given).
+        measure_errors: also record the greedy errors (needs the model).
+        keep_outputs: keep every output policy in ``History.outputs``.
+        progress: show a tqdm progress bar.
+
+    Examples:
+        >>> import numpy as np, nsrl
+        >>> mdp = nsrl.garnet(20, 2, 2, seed=0)
+        >>> h = run(nsrl.API(), nsrl.ExactGreedy(mdp), 5, rng=np.random.default_rng(0))
+        >>> len(h.losses)
+        5
+    """
+    check_operator(operator)
+    if not isinstance(n_iterations, (int, np.integer)) or n_iterations < 1:
+        raise ValueError(f"n_iterations should be a positive int, got {n_iterations!r}.")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng should be a numpy Generator, got {type(rng).__name__}.")
+    mdp = getattr(operator, "mdp", None) if mdp is None else mdp
+    scheme.start(Constant(0) if pi0 is None else pi0)
+    nan = np.full(n_iterations, np.nan)
+    hist = History(
+        losses=nan.copy(),
+        memory=np.zeros(n_iterations, dtype=np.int64),
+        steps=nan.copy(),
+        samples=np.zeros(n_iterations, dtype=np.int64),
+        errors=nan.copy(),
+    )
+    total = 0
+    iterations = range(n_iterations)
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterations = tqdm(iterations, desc=getattr(scheme, "name", "run"), unit="it")
+    for k in iterations:
+        step = scheme.step(operator, rng)
+        total += step.greedy.samples if step.greedy is not None else 0
+        out = scheme.output
+        hist.samples[k], hist.memory[k], hist.steps[k] = total, out.memory, step.alpha
+        if mdp is not None:
+            hist.losses[k] = backend(mdp).loss(out, mu)
+            if measure_errors:
+                hist.errors[k] = greedy_error(mdp, step)
+        if keep_outputs:
+            hist.outputs.append(out)
+    hist.output = scheme.output
+    return hist

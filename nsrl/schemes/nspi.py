@@ -1,0 +1,49 @@
+"""NSPI(m), non-stationary PI with a fixed period (Scherrer 2014, eq. nspi; Scherrer & Lesner 2012).
+
+    pi_{k+1} <- G_eps(nu, v_{(sigma_k^m)^inf}),   sigma_k^m = pi_k pi_{k-1} ... pi_{k-m+1}
+
+It starts from m copies of pi_0, keeps the last m policies and outputs the loop
+(sigma_k^m)^inf. NSPI(1) is API.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from nsrl.greedy.base import Nu
+from nsrl.policies import NonStationary
+from nsrl.schemes.base import Step
+
+
+class NSPI:
+    """NSPI(m): greedy w.r.t. the value of the m-periodic loop over the last m policies.
+
+    Examples:
+        >>> import numpy as np, nsrl
+        >>> mdp = nsrl.garnet(20, 2, 2, seed=0)
+        >>> h = nsrl.run(NSPI(5), nsrl.ExactGreedy(mdp), 3, rng=np.random.default_rng(0))
+        >>> h.memory.tolist()
+        [5, 5, 5]
+    """
+
+    def __init__(self, m: int = 5):
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+            raise ValueError(f"m should be a positive int, got {m!r}; e.g. NSPI(m=5).")
+        self.m = int(m)
+        self.name = f"NSPI({self.m})"
+
+    def start(self, pi0) -> None:
+        """sigma_0^m = pi_0 ... pi_0 (m copies)."""
+        self.loop = NonStationary([pi0] * self.m, loop=True)
+
+    def step(self, operator, rng) -> Step:
+        """pi_{k+1} <- G(nu, v_{(sigma_k^m)^inf}); drop the oldest policy."""
+        g = operator.greedy(self.loop, Nu(), rng)
+        target = self.loop
+        self.loop = NonStationary((g.policy,) + target.policies[:-1], loop=True)
+        return Step(target=target, rho=Nu(), greedy=g)
+
+    @property
+    def output(self):
+        """(sigma_k^m)^inf."""
+        return self.loop
