@@ -69,3 +69,8 @@ __all__ = [
     "q_values",
     "run",
 ]
+
+# Register the Gymnasium ids (entry-point strings: nothing heavy is imported here).
+from nsrl.envs.registration import register as _register_envs  # noqa: E402
+
+_register_envs()

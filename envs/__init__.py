@@ -1,0 +1,1 @@
+"""The Gymnasium side of nsrl, installed as ``nsrl.envs``."""
