@@ -161,19 +161,22 @@ class FiniteMDP:
         if not path.is_file():
             raise FileNotFoundError(f"no MDP file at {str(path)!r}; create one with `nsrl garnet`.")
         try:
-            with np.load(path, allow_pickle=False) as z:
-                missing = {"P", "R", "gamma"} - set(z.files)
-                if missing:
-                    raise ValueError(
-                        f"{path} is not an nsrl MDP file: keys {sorted(missing)} are missing."
-                    )
-                features = z["features"] if "features" in z.files else None
-                if features is not None and features.shape[1] == 0:
-                    features = None
-                start = z["start"] if "start" in z.files else None
-                return cls(z["P"], z["R"], float(z["gamma"]), features=features, start=start)
-        except (OSError, EOFError, zipfile.BadZipFile) as exc:
-            raise ValueError(f"cannot read {path} as .npz: {exc}") from exc
+            z = np.load(path, allow_pickle=False)
+            if not hasattr(z, "files"):
+                raise ValueError("it holds a single array, not an .npz archive")
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"cannot read {path} as an nsrl .npz MDP file: {exc}") from None
+        with z:
+            missing = {"P", "R", "gamma"} - set(z.files)
+            if missing:
+                raise ValueError(
+                    f"{path} is not an nsrl MDP file: keys {sorted(missing)} are missing."
+                )
+            features = z["features"] if "features" in z.files else None
+            if features is not None and features.shape[1] == 0:
+                features = None
+            start = z["start"] if "start" in z.files else None
+            return cls(z["P"], z["R"], float(z["gamma"]), features=features, start=start)
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, FiniteMDP):
