@@ -43,7 +43,7 @@ def test_exact_psdp_loss_bound_and_convergence(garnet):
     g, r_max = garnet.gamma, garnet.r_max
     k = np.arange(1, 201)
     # (sigma_k)^inf starts with the optimal k-horizon policy; rewards are >= 0, so
-    # v* - v_loop <= gamma^k (V_max + R_max) (paper: v_{sigma_k ...} >= v_{sigma_k} - gamma^k V_max).
+    # v* - v_loop <= gamma^k (V_max + R_max), as v_{sigma_k ...} >= v_{sigma_k} - gamma^k V_max.
     assert np.all(h.losses <= g**k * (r_max / (1 - g) + r_max) + 1e-9)
     assert h.losses[-1] < 0.15 * h.losses[0] and h.memory.tolist() == k.tolist()
 
