@@ -1,1 +1,21 @@
-"""The Gymnasium side of nsrl, installed as ``nsrl.envs``."""
+"""The Gymnasium side of nsrl, installed as ``nsrl.envs``.
+
+Names load lazily (PEP 562), so that ``import nsrl`` (which registers the ids) stays light.
+"""
+
+from importlib import import_module
+
+_WHERE = {
+    "FiniteMDPEnv": "nsrl.envs.finite",
+    "GarnetEnv": "nsrl.envs.garnet",
+    "FiniteMDPVectorEnv": "nsrl.envs.vector",
+    "GarnetVectorEnv": "nsrl.envs.vector",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'nsrl.envs' has no attribute {name!r}")
