@@ -74,3 +74,15 @@ __all__ = [
 from nsrl.envs.registration import register as _register_envs  # noqa: E402
 
 _register_envs()
+
+# Stable-Baselines3 integration, imported on first use: `import nsrl` must not load torch.
+_LAZY = {"from_sb3": "nsrl.sb3", "to_sb3": "nsrl.sb3", "SB3Policy": "nsrl.sb3",
+         "SB3VecEnv": "nsrl.sb3_vecenv"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'nsrl' has no attribute {name!r}")
