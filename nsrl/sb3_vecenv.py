@@ -15,23 +15,9 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
+from nsrl.envs import observations
 from nsrl.exact import check_mdp
-from nsrl.kernels import check_indices, start_states, step_unchecked
-
-_MODES = ("index", "onehot", "features")
-
-
-def _observation_space(mdp, observation: str) -> spaces.Space:
-    if observation == "index":
-        return spaces.Discrete(mdp.n_states)
-    if observation == "onehot":
-        return spaces.Box(0.0, 1.0, (mdp.n_states,), np.float32)
-    if observation == "features":
-        if mdp.features is None:
-            raise ValueError("observation='features' needs an MDP with features (e.g. a Garnet).")
-        phi = mdp.features
-        return spaces.Box(float(phi.min()), float(phi.max()), (phi.shape[1],), np.float32)
-    raise ValueError(f"observation should be one of {_MODES}, got {observation!r}.")
+from nsrl.kernels import _resolve, check_indices, start_states, step_unchecked
 
 
 class SB3VecEnv(VecEnv):
@@ -51,6 +37,9 @@ class SB3VecEnv(VecEnv):
         max_episode_steps: truncation horizon, or None (never truncated).
         geometric: terminate each step with probability 1 - gamma (for evaluation).
         seed: seed of the batch's Generator; ``seed(n)`` before a ``reset`` reseeds it.
+        backend: kernel backend, "numba", "numpy" or None (see :mod:`nsrl.kernels`).
+
+    Observation spaces and encodings are those of Garnet-v0 (:mod:`nsrl.envs.observations`).
 
     Examples:
         >>> import nsrl
@@ -61,20 +50,22 @@ class SB3VecEnv(VecEnv):
     """
 
     def __init__(self, mdp, num_envs: int, observation: str = "index",
-                 max_episode_steps: int | None = None, geometric: bool = False, seed=None):
+                 max_episode_steps: int | None = None, geometric: bool = False, seed=None,
+                 backend: str | None = None):
         self.mdp = check_mdp(mdp)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
                 or num_envs < 1:
             raise ValueError(f"num_envs should be a positive int, got {num_envs!r}.")
         if max_episode_steps is not None and int(max_episode_steps) < 1:
             raise ValueError(f"max_episode_steps should be >= 1 or None, got {max_episode_steps}.")
-        self.observation = observation
+        self.observation = observations.check_mode(observation, mdp)
+        self.backend = None if backend is None else _resolve(backend)
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.geometric = bool(geometric)
         self.render_mode = None
-        obs_space = _observation_space(mdp, observation)
+        obs_space = observations.single_space(mdp, observation)
         super().__init__(int(num_envs), obs_space, spaces.Discrete(mdp.n_actions))
-        self._phi = None if observation != "features" else mdp.features.astype(np.float32)
+        self._phi = observations.feature_table(mdp) if observation == "features" else None
         self._rng = np.random.default_rng(seed)
         self._states = np.zeros(self.num_envs, dtype=np.int64)
         self._t = np.zeros(self.num_envs, dtype=np.int64)
@@ -86,24 +77,19 @@ class SB3VecEnv(VecEnv):
     def from_env(cls, env, *, geometric: bool = False, seed=None) -> SB3VecEnv:
         """The SB3 view of a native vector env (``nsrl.envs.FiniteMDPVectorEnv``, Garnet's).
 
-        Reads its model, size, observation mode and time limit; the new env has its own
-        Generator (``seed``).
+        Reads its model, size, observation mode, time limit and kernel backend; the new env
+        has its own Generator (``seed``).
         """
         mdp = getattr(env, "mdp", None) or getattr(getattr(env, "unwrapped", None), "mdp", None)
         if mdp is None:
             raise TypeError(f"expected an nsrl vector env with .mdp, got {type(env).__name__}.")
         return cls(mdp, env.num_envs, getattr(env, "observation", "index"),
-                   getattr(env, "max_episode_steps", None), geometric, seed)
+                   getattr(env, "max_episode_steps", None), geometric, seed,
+                   getattr(env, "backend", None))
 
     def observe(self, states: np.ndarray) -> np.ndarray:
         """Observations of a batch of states in this env's observation mode."""
-        if self.observation == "index":
-            return states.copy()
-        if self.observation == "onehot":
-            obs = np.zeros((len(states), self.mdp.n_states), dtype=np.float32)
-            obs[np.arange(len(states)), states] = 1.0
-            return obs
-        return self._phi[states]
+        return observations.encode(states, self.mdp, self.observation, self._phi)
 
     def _start(self, n: int) -> np.ndarray:
         return start_states(self.mdp, n, self._rng)
@@ -131,7 +117,7 @@ class SB3VecEnv(VecEnv):
     def step_wait(self):
         """One transition per env; finished envs are reset in the same call."""
         step_unchecked(self.mdp, self._states, self._actions, self._rng,
-                       self._next, self._rewards)
+                       self._next, self._rewards, backend=self.backend)
         self._t += 1
         truncated = np.zeros(self.num_envs, dtype=bool) if self.max_episode_steps is None \
             else self._t >= self.max_episode_steps

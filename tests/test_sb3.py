@@ -192,3 +192,25 @@ def test_vecenv_seeding_and_reset_to_state(mdp):
         venv.step(np.array([0, 5, 0]))
     with pytest.raises(ValueError, match="observation"):
         SB3VecEnv(mdp, 3, "pixels")
+
+
+@pytest.mark.parametrize("observation", MODES)
+def test_vecenv_follows_the_native_vector_env_step_for_step(observation):
+    # Same kernel, same seed, same start draws: identical until the first truncation, where
+    # SB3's same-step autoreset and gymnasium's NEXT_STEP autoreset part ways.
+    from nsrl.envs import GarnetVectorEnv
+
+    native = GarnetVectorEnv(num_envs=8, n_states=30, n_actions=3, branching=3, seed=2,
+                             observation=observation, max_episode_steps=20)
+    venv = SB3VecEnv.from_env(native, seed=9)
+    assert venv.observation_space == native.single_observation_space
+    expected, _ = native.reset(seed=9)
+    np.testing.assert_array_equal(venv.reset(), expected)
+    actions = np.random.default_rng(0).integers(0, 3, (19, 8))
+    for a in actions:
+        expected, rewards, *_ = native.step(a)
+        obs, sb3_rewards, dones, _ = venv.step(a)
+        np.testing.assert_array_equal(obs, expected)
+        np.testing.assert_array_equal(sb3_rewards, rewards.astype(np.float32))
+        assert not dones.any()
+    assert venv.step(actions[0])[2].all()
