@@ -155,6 +155,17 @@ class FiniteMDP:
         np.savez_compressed(path, **arrays)
 
     @classmethod
+    def from_gymnasium(cls, env, gamma: float = 0.99, start=None) -> FiniteMDP:
+        """Read a Gymnasium toy_text model (FrozenLake, Taxi, CliffWalking); see nsrl.toytext.
+
+        Terminal states become absorbing with zero reward; the start distribution is the
+        env's ``initial_state_distrib`` unless ``start`` is given.
+        """
+        from nsrl.toytext import from_gymnasium
+
+        return from_gymnasium(env, gamma=gamma, start=start)
+
+    @classmethod
     def load(cls, path: str | Path) -> FiniteMDP:
         """Read an MDP written by :meth:`save` (never unpickles)."""
         path = Path(path)
