@@ -4,6 +4,8 @@ Importing nsrl registers the Gymnasium ids (``gym.make("Garnet-v0")``) when the 
 side is installed.
 """
 
+from nsrl.bounds import initial_gaps, kakade_langford_bound, run_bounds, table1_bounds
+from nsrl.concentrability import Concentrability, concentrability
 from nsrl.exact import (
     ExactBackend,
     backend,
@@ -40,6 +42,7 @@ __all__ = [
     "CPI",
     "CPIAlpha",
     "CPIPlus",
+    "Concentrability",
     "Constant",
     "Deterministic",
     "ExactBackend",
@@ -57,17 +60,22 @@ __all__ = [
     "ProjectedGreedy",
     "Stochastic",
     "backend",
+    "concentrability",
     "constant",
     "evaluate",
     "evaluate_tables",
     "garnet",
     "greedy_actions",
+    "initial_gaps",
+    "kakade_langford_bound",
     "loss",
     "make_scheme",
     "occupancy",
     "optimal_value",
     "q_values",
     "run",
+    "run_bounds",
+    "table1_bounds",
 ]
 
 # Register the Gymnasium ids (entry-point strings: nothing heavy is imported here).
