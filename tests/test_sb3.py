@@ -214,3 +214,18 @@ def test_vecenv_follows_the_native_vector_env_step_for_step(observation):
         np.testing.assert_array_equal(sb3_rewards, rewards.astype(np.float32))
         assert not dones.any()
     assert venv.step(actions[0])[2].all()
+
+
+def test_sb3_learners_return_checkpoints_in_sample_order(mdp):
+    from nsrl.sb3_learners import LEARNERS, checkpoints, learn
+
+    assert set(LEARNERS) == {"ppo", "a2c", "dqn"}
+    out = LEARNERS["a2c"](mdp, 2400, 0)
+    samples = [n for n, _ in out]
+    assert samples == sorted(samples) and samples[-1] >= 2400 and len(samples) >= 2
+    assert all(np.isfinite(nsrl.loss(mdp, pi)) for _, pi in out)
+    dqn = learn("dqn", mdp, 300, 0, max_episode_steps=50)
+    assert not dqn[-1][1].stochastic
+    assert checkpoints(10**6).tolist()[::11] == [1000, 10**6]
+    with pytest.raises(ValueError, match="algo"):
+        learn("sac", mdp, 100, 0)
