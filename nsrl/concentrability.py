@@ -239,6 +239,7 @@ def concentrability(
     pi_star=None,
     m=(1,),
     tol: float = 1e-4,
+    min_terms: int = 32,
     max_terms: int = 100_000,
 ) -> Concentrability:
     """The concentrability coefficients of Definition 1 (Scherrer 2014) for (mu, nu).
@@ -251,6 +252,8 @@ def concentrability(
             ties); any optimal policy gives valid bounds, the coefficients depend on it.
         m: the periods m for which C^(1,m), C^(2,m,0), C^(2,m,m) must be within ``tol``.
         tol: absolute accuracy of every requested constant (they are all >= 1).
+        min_terms: at least this many exact terms c(0..min_terms-1) (beyond, ``c_at`` gives
+            the tail bound).
         max_terms: at most this many terms; ``converged`` says whether tol was reached.
 
     Returns:
@@ -287,7 +290,7 @@ def concentrability(
                 _tail_bound(W_star[reach_star.closure], nu), C_pi_star, actions, False,
                 reach, reach_star,
             )
-            if conc._tails_ok(ms, tol) or i == max_terms:
+            if (i >= min_terms and conc._tails_ok(ms, tol)) or i == max_terms:
                 break
         c.append(np.inf if reach.is_inf(i) else _ratio_max(mu @ W, nu))
         c_star.append(np.inf if reach_star.is_inf(i) else _ratio_max(mu @ W_star, nu))
