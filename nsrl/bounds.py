@@ -263,7 +263,8 @@ def run_bounds(scheme, history, mdp, *, mu=None, conc=None, pi0=None, tol=1e-4) 
     """
     scheme = _resolve(scheme)
     if conc is None:
-        conc = concentrability(mdp, mu, m=(getattr(scheme, "m", 1),), tol=tol)
+        m = getattr(scheme, "m", 1)  # exact c(i) for every i the bounds use
+        conc = concentrability(mdp, mu, m=(m,), tol=tol, min_terms=len(history.errors) + m + 1)
     rows = table1_bounds(scheme, history.errors, conc, initial_gaps(mdp, pi0), history.steps)
     if isinstance(scheme, CPI) and len(history.outputs) == len(history.errors):
         rows["C_pi* (Kakade-Langford)"] = np.array(
