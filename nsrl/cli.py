@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-EXTENSIONS: list[str] = []
+EXTENSIONS: list[str] = ["nsrl.experiments.cli"]
 
 
 class UsageError(ValueError):
