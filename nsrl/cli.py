@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-EXTENSIONS: list[str] = ["nsrl.experiments.cli"]
+EXTENSIONS: list[str] = ["nsrl.experiments.cli", "nsrl.bounds_cli"]
 
 
 class UsageError(ValueError):
