@@ -80,7 +80,7 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
             raise ValueError(f"render_mode should be None (no rendering), got {render_mode!r}.")
         self.observation_space = observations.single_space(mdp, observation)
         self.action_space = spaces.Discrete(mdp.n_actions)
-        self.state = np.zeros(1, dtype=np.int64)
+        self.state = 0
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start in ``options["state"]`` if given, else in a state drawn from nu."""
@@ -88,24 +88,27 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
         state = read_options(options, self.mdp.n_states)
         if state is None:
             state = kernels.start_states(self.mdp, 1, self.np_random)
-        self.state = state
-        return self._observe(), {"state": int(state[0])}
+        self.state = int(state[0])
+        return self._observe(), {"state": self.state}
 
     def step(self, action):
         """Move to s' ~ P(. | s, action) and pay R[s, action]."""
-        if isinstance(action, bool) or not (
-            isinstance(action, numbers.Integral)
-            or (isinstance(action, np.ndarray) and action.shape in ((), (1,)))
-        ):
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+            action = action.reshape(())[()]
+        if isinstance(action, bool) or not isinstance(action, numbers.Integral):
             raise ValueError(
                 f"action should be an int in [0, {self.mdp.n_actions}), got {action!r}."
             )
-        actions = kernels.check_indices("action", np.reshape(action, 1), self.mdp.n_actions, 1)
-        self.state, reward = kernels.step_unchecked(
-            self.mdp, self.state, actions, self.np_random, backend=self.backend
-        )
-        return self._observe(), float(reward[0]), False, False, {"state": int(self.state[0])}
+        if not 0 <= action < self.mdp.n_actions:
+            raise ValueError(f"action should be in [0, {self.mdp.n_actions}), got {action}.")
+        self.state, reward = kernels.step_one(self.mdp, self.state, int(action), self.np_random)
+        return self._observe(), reward, False, False, {"state": self.state}
 
     def _observe(self):
-        obs = observations.encode(self.state, self.mdp, self.observation, self._phi)
-        return obs[0]
+        if self.observation == "index":
+            return np.int64(self.state)
+        if self.observation == "onehot":
+            obs = np.zeros(self.mdp.n_states, dtype=np.float32)
+            obs[self.state] = 1.0
+            return obs
+        return self._phi[self.state].copy()

@@ -19,7 +19,9 @@ def frozen_lake():
     return nsrl.FiniteMDP.from_gymnasium(gym.make("FrozenLake-v1"), gamma=0.9)
 
 
-@pytest.mark.parametrize("mdp", [nsrl.garnet(100, 4, 5, seed=0), frozen_lake()], ids=repr)
+@pytest.mark.parametrize(
+    "mdp", [nsrl.garnet(100, 4, 5, seed=0), nsrl.garnet(20, 2, 1, seed=0), frozen_lake()], ids=repr
+)
 def test_backends_give_identical_numbers_and_consume_the_same_draws(mdp):
     pick = np.random.default_rng(0)
     s = pick.integers(0, mdp.n_states, 5000)
