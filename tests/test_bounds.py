@@ -150,3 +150,21 @@ def test_bad_input():
         table1_bounds(object(), [0.1], conc, gaps)
     with pytest.raises(ValueError, match="unknown scheme"):
         table1_bounds("foo", [0.1], conc, gaps)
+
+
+def test_cli_bounds_json(capsys, tmp_path):
+    import json
+
+    from nsrl.cli import main
+
+    assert main(["bounds", "--garnet", "12,2,3", "--gamma", "0.8", "--m", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    conc = concentrability(nsrl.garnet(12, 2, 3, gamma=0.8, seed=0), m=(3,))
+    assert out["constants"]["C(2,3,3)"] == pytest.approx(conc.C2(3, 3))
+    assert out["converged"] and out["c"][0] == 1.0
+    path = tmp_path / "m.npz"
+    nsrl.garnet(12, 2, 3, gamma=0.8, seed=0).save(path)
+    assert main(["bounds", "--mdp", str(path)]) == 0
+    assert "C(1)_pi*" in capsys.readouterr().out
+    assert main(["bounds", "--garnet", "12,2,3", "--tol", "0"]) == 2
+    assert "--tol" in capsys.readouterr().err
