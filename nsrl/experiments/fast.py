@@ -1,0 +1,207 @@
+"""The sweep's fast path: every scheme of section 2, R runs on one MDP at once, exactly.
+
+``simulate(mdp, scheme, rngs, n_iterations)`` gives the same losses as running
+``nsrl.run(make_scheme(scheme), ProjectedGreedy(mdp, noise), n_iterations, rng=rng)`` for each
+Generator of ``rngs`` (tested to 1e-8): each run draws its noise in the reference order (one
+uniform vector per greedy call), takes the same greedy actions and records the loss of the
+same output. What differs is how the values are obtained:
+
+* the R runs that share an MDP are batched (one LAPACK call solves R systems);
+* Pi_{Phi,nu} is precomputed once per MDP;
+* mixtures (API(alpha), CPI family) keep their table and P_pi as running sums
+  (P_{k+1} = (1 - alpha) P_k + alpha P_{pi'}), never re-summing their components;
+* PSDP is incremental: v_{sigma_{k+1}} = T_{pi_{k+1}} v_{sigma_k} (no solve for the target),
+  and its loop (sigma_{k+1})^inf is v = c + M v with c_{k+1} = T_{pi_{k+1}} c_k and
+  M_{k+1} = gamma P_{pi_{k+1}} M_k (one sparse product, one solve per iteration);
+* NSPI(m) rebuilds its m-step product with a compiled sparse kernel;
+* CPI+'s line search evaluates all candidates of all runs in one batched solve, and the
+  chosen candidate's value is reused as the next target's value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nsrl.experiments.kernels import Batch
+from nsrl.schemes import API, CPI, NSPI, PSDP, APIAlpha, CPIAlpha, CPIPlus, make_scheme
+
+
+def simulate(mdp, scheme, rngs, n_iterations: int = 100, noise: float = 0.1,
+             relative: bool = True) -> dict[str, np.ndarray]:
+    """Run ``scheme`` once per Generator of ``rngs`` on ``mdp`` with the paper's operator.
+
+    Args:
+        mdp: a FiniteMDP with features (e.g. from :func:`nsrl.garnet`).
+        scheme: a scheme name (``"nspi(5)"``) or object of :mod:`nsrl.schemes`.
+        rngs: one numpy Generator per run (drives that run's noise).
+        n_iterations: iterations K per run.
+        noise: the operator's noise amplitude iota.
+        relative: relative noise (ProjectedGreedy's ``relative``).
+
+    Returns:
+        ``{"loss": (R, K) float, "memory": (R, K) int, "step": (R, K) float}``, row r
+        being run r, as ``History.losses/memory/steps`` of the reference path.
+
+    Examples:
+        >>> import numpy as np, nsrl
+        >>> mdp = nsrl.garnet(20, 2, 2, seed=0)
+        >>> out = simulate(mdp, "api", [np.random.default_rng(i) for i in range(3)], 5)
+        >>> out["loss"].shape
+        (3, 5)
+    """
+    scheme = make_scheme(scheme) if isinstance(scheme, str) else scheme
+    if not isinstance(n_iterations, (int, np.integer)) or n_iterations < 1:
+        raise ValueError(f"n_iterations should be a positive int, got {n_iterations!r}.")
+    batch = Batch(mdp, noise, relative)
+    U = batch.draws(list(rngs), int(n_iterations))
+    shape = U.shape[:2]
+    out = {"loss": np.full(shape, np.nan), "memory": np.zeros(shape, dtype=np.int64),
+           "step": np.full(shape, np.nan)}
+    if isinstance(scheme, (CPIAlpha, CPIPlus, CPI)):
+        _cpi(batch, scheme, U, out)
+    elif isinstance(scheme, APIAlpha):
+        _api_alpha(batch, scheme.alpha, U, out)
+    elif isinstance(scheme, API):
+        _api(batch, U, out)
+    elif isinstance(scheme, PSDP):
+        _psdp(batch, U, out)
+    elif isinstance(scheme, NSPI):
+        _nspi(batch, scheme.m, U, out)
+    else:
+        raise TypeError(f"the fast path knows the paper's schemes, got {type(scheme).__name__}.")
+    return out
+
+
+def _api(b: Batch, U, out) -> None:
+    """API: pi_{k+1} = G(nu, v_{pi_k}); one solve per iteration."""
+    acts = np.zeros(U.shape[::2], dtype=np.int64)
+    v = b.evaluate(*b.rows(acts))
+    for k in range(U.shape[1]):
+        acts = b.greedy_nu(v, U[:, k])
+        v = b.evaluate(*b.rows(acts))
+        out["loss"][:, k], out["memory"][:, k] = b.loss(v), 1
+
+
+def _api_alpha(b: Batch, alpha: float, U, out) -> None:
+    """API(alpha): the mixture's P_pi and r_pi kept as running sums."""
+    if alpha == 1.0:  # Mixture.step returns the new policy itself
+        return _api(b, U, out)
+    Ppi, rpi = b.rows(np.zeros(U.shape[::2], dtype=np.int64))
+    v = b.evaluate(Ppi, rpi)
+    for k in range(U.shape[1]):
+        Pn, rn = b.rows(b.greedy_nu(v, U[:, k]))
+        Ppi, rpi = (1 - alpha) * Ppi + alpha * Pn, (1 - alpha) * rpi + alpha * rn
+        v = b.evaluate(Ppi, rpi)
+        out["loss"][:, k], out["memory"][:, k], out["step"][:, k] = b.loss(v), k + 2, alpha
+
+
+def _psdp(b: Batch, U, out) -> None:
+    """PSDP_inf with incremental v_sigma, c and M (module docstring)."""
+    n_runs = U.shape[0]
+    v_sigma = np.broadcast_to(b.mdp.terminal_value, (n_runs, b.n)).copy()
+    c = np.zeros((n_runs, b.n))
+    M = np.broadcast_to(b.eye, (n_runs, b.n, b.n)).copy()
+    buf = np.empty_like(M)
+    for k in range(U.shape[1]):
+        acts = b.greedy_nu(v_sigma, U[:, k])
+        v_sigma, c = b.apply(acts, v_sigma), b.apply(acts, c)
+        b.propagate(acts, M, buf)
+        M, buf = buf, M
+        out["loss"][:, k], out["memory"][:, k] = b.loss(b.solve_loop(M, c)), k + 1
+
+
+def _nspi(b: Batch, m: int, U, out) -> None:
+    """NSPI(m): window[r, 0] is the newest policy, which acts first."""
+    window = np.zeros((U.shape[0], m, b.n), dtype=np.int64)
+    v = b.loop_value(window)
+    for k in range(U.shape[1]):
+        acts = b.greedy_nu(v, U[:, k])
+        window = np.concatenate([acts[:, None], window[:, :-1]], axis=1)
+        v = b.loop_value(window)
+        out["loss"][:, k], out["memory"][:, k] = b.loss(v), m
+
+
+def _cpi(b: Batch, scheme, U, out) -> None:
+    """CPI, CPI(alpha), CPI+ (nsrl.schemes.cpi): conservative steps under d_{pi_k,nu}."""
+    n_runs = U.shape[0]
+    zeros = np.zeros((n_runs, b.n), dtype=np.int64)
+    T = np.eye(b.mdp.n_actions)[zeros]
+    Ppi, rpi = b.rows(zeros)
+    v = b.evaluate(Ppi, rpi)
+    memory, losses = np.ones(n_runs, dtype=np.int64), b.loss(v)
+    active = np.arange(n_runs)  # CPI and CPI+ stop for good once their rule fires
+    out["step"][:] = 0.0
+    for k in range(U.shape[1]):
+        if active.size:
+            alpha, acts, v_new = _cpi_step(b, scheme, T[active], Ppi[active], rpi[active],
+                                           v[active], U[active, k])
+            out["step"][active, k] = alpha
+            moved = alpha > 0
+            idx, a, acts = active[moved], alpha[moved], acts[moved]
+            T[idx], Ppi[idx], rpi[idx] = _mix(b, T[idx], Ppi[idx], rpi[idx], acts, a)
+            memory[idx] = np.where(a == 1.0, 1, memory[idx] + 1)
+            v[idx] = v_new[moved] if v_new is not None else b.evaluate(Ppi[idx], rpi[idx])
+            losses[idx] = b.loss(v[idx])
+            active = idx
+        out["loss"][:, k], out["memory"][:, k] = losses, memory
+
+
+def _mix(b: Batch, T, Ppi, rpi, acts, alpha):
+    """(1 - alpha) pi + alpha pi' as table, P_pi and r_pi; alpha == 1 gives pi' itself.
+
+    The inputs are fancy-indexed copies, so they are updated in place.
+    """
+    Pn, rn = b.rows(acts)
+    onehot = np.eye(T.shape[2])[acts]
+    a = alpha[:, None]
+    for x, new in ((T, onehot), (Ppi, Pn)):
+        x *= (1 - a)[..., None]
+        x += a[..., None] * new
+    rpi = (1 - a) * rpi + a * rn
+    full = alpha == 1.0
+    T[full], Ppi[full], rpi[full] = onehot[full], Pn[full], rn[full]
+    return T, Ppi, rpi
+
+
+def _cpi_step(b: Batch, scheme, T, Ppi, rpi, v, U):
+    """One greedy call under d_{pi,nu} for the active runs; returns (alpha, acts, v_new).
+
+    alpha is 0 where CPI's stopping rule fires; v_new is the chosen candidates' values for
+    CPI+ (None otherwise: the caller solves).
+    """
+    d = b.occupancy(Ppi)
+    q = b.q(b.project(b.perturb(v, U), d))
+    acts = np.argmax(q, axis=2)
+    if isinstance(scheme, CPIAlpha):
+        return np.full(len(T), scheme.alpha), acts, None
+    # Kakade & Langford's step in normalised units (nsrl.schemes.cpi.CPI.kakade_step).
+    advantage = (d * (q.max(axis=2) - (T * q).sum(axis=2))).sum(axis=1)
+    r_max = scheme.r_max or b.mdp.r_max or 1.0
+    eps = scheme.epsilon or 1e-3 * r_max
+    a_norm = (1.0 - b.gamma) * advantage
+    alpha = np.where(a_norm >= 2.0 * eps / 3.0,
+                     np.minimum(1.0, (1.0 - b.gamma) * (a_norm - eps / 3.0) / (4.0 * r_max)), 0.0)
+    if not isinstance(scheme, CPIPlus):
+        return alpha, acts, None
+    return _line_search(b, T, Ppi, rpi, acts, alpha)
+
+
+def _line_search(b: Batch, T, Ppi, rpi, acts, alpha):
+    """CPI+: among min(2^i alpha, 1), the step with the best nu v (first best on ties)."""
+    owner, steps = [], []
+    for r, a in enumerate(alpha):
+        if a > 0:
+            n = max(0, int(np.ceil(np.log2(1.0 / a)))) if a < 1.0 else 0
+            steps += [min(1.0, a * 2.0**i) for i in range(n + 1)]
+            owner += [r] * (n + 1)
+    owner, steps = np.array(owner, dtype=np.int64), np.array(steps)
+    v_new = np.zeros((len(T), b.n))
+    if owner.size:
+        _, Pc, rc = _mix(b, T[owner], Ppi[owner], rpi[owner], acts[owner], steps)
+        vc = b.evaluate(Pc, rc)
+        score = vc @ b.mdp.start
+        for r in np.unique(owner):
+            mine = np.flatnonzero(owner == r)
+            best = mine[int(np.argmax(score[mine]))]
+            alpha[r], v_new[r] = steps[best], vc[best]
+    return alpha, acts, v_new

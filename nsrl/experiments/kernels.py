@@ -1,0 +1,149 @@
+"""Batched exact operations on one MDP for R runs at once (the sweep's fast path).
+
+Every function here mirrors one operation of the reference path (:mod:`nsrl.exact`,
+:class:`nsrl.greedy.ProjectedGreedy`) with a leading run axis, performing the same
+arithmetic in the same order where it matters, so that the fast path draws the same noise
+and takes the same greedy actions as ``nsrl.run`` for the same seeds (tested).
+
+Shapes: ``V[r, s]`` values, ``acts[r, s]`` deterministic policies, ``T[r, s, a]`` policy
+tables, ``Ppi[r, s, s']`` transition matrices of stationary policies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from nsrl.exact import backend
+
+
+@njit(cache=True)
+def _propagate(nxt, probs, gamma, acts, M, out):  # pragma: no cover - compiled
+    """out[r] = gamma P_{acts[r]} M[r] with sparse successors (nsrl.exact._propagate)."""
+    n_runs, n = acts.shape
+    width = nxt.shape[2]
+    for r in range(n_runs):
+        for s in range(n):
+            a = acts[r, s]
+            row = out[r, s]
+            row[:] = 0.0
+            for j in range(width):
+                p = probs[s, a, j]
+                if p != 0.0:
+                    src = M[r, nxt[s, a, j]]
+                    for t in range(M.shape[2]):
+                        row[t] += p * src[t]
+            for t in range(M.shape[2]):
+                row[t] *= gamma
+
+
+class Batch:
+    """The per-MDP constants of the fast path and its batched operations.
+
+    Args:
+        mdp: the FiniteMDP (with features: the paper's projected operator needs Phi).
+        noise: amplitude iota of the uniform noise (ProjectedGreedy's ``noise``).
+        relative: relative noise ``v (1 + u)`` (default) or absolute ``v + u``.
+    """
+
+    def __init__(self, mdp, noise: float = 0.1, relative: bool = True):
+        if mdp.features is None:
+            raise ValueError("the fast path runs the projected operator: the MDP needs features.")
+        self.mdp, self.noise, self.relative = mdp, float(noise), bool(relative)
+        self.n, self.gamma = mdp.n_states, mdp.gamma
+        self.nxt, self.probs = mdp.successors
+        self.phi = mdp.features
+        self.states = np.arange(self.n)
+        self.v_star = backend(mdp).optimal_value()
+        self.mu = np.full(self.n, 1.0 / self.n)
+        self.eye = np.eye(self.n)
+        w = np.sqrt(mdp.start)
+        self.w_nu = w
+        # Pi_{Phi,nu} is the same for every run: theta = pinv(sqrt(nu) Phi) sqrt(nu) v.
+        self.pinv_nu = np.linalg.pinv(w[:, None] * self.phi)
+
+    def draws(self, rngs, n_iterations: int) -> np.ndarray:
+        """Each run's noise u[r, k, s] in the order ProjectedGreedy.perturb draws it."""
+        if self.noise == 0.0:
+            return np.zeros((len(rngs), n_iterations, self.n))
+        return np.stack(
+            [rng.uniform(-self.noise, self.noise, size=(n_iterations, self.n)) for rng in rngs]
+        )
+
+    def perturb(self, V: np.ndarray, U: np.ndarray) -> np.ndarray:
+        """v + u(iota) for every run (ProjectedGreedy.perturb)."""
+        return V * (1.0 + U) if self.relative else V + U
+
+    def q(self, V: np.ndarray) -> np.ndarray:
+        """Q[r, s, a] = R[s, a] + gamma sum_j p_j V[r, next_j] (nsrl.exact.q_values)."""
+        return self.mdp.R + self.gamma * (self.probs * V[:, self.nxt]).sum(axis=-1)
+
+    def project_nu(self, V: np.ndarray) -> np.ndarray:
+        """Pi_{Phi,nu} V for every run."""
+        return ((V * self.w_nu) @ self.pinv_nu.T) @ self.phi.T
+
+    def project(self, V: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """Pi_{Phi,rho[r]} V[r]: rho-weighted least squares, batched by QR."""
+        w = np.sqrt(rho)
+        X = w[:, :, None] * self.phi
+        Q, Rt = np.linalg.qr(X)
+        diag = np.abs(np.diagonal(Rt, axis1=1, axis2=2))
+        if np.all(diag > 1e-10 * diag.max(axis=1, keepdims=True)):
+            theta = np.linalg.solve(Rt, np.einsum("rsp,rs->rp", Q, w * V)[..., None])[..., 0]
+        else:  # rank-deficient weights: minimum-norm solution, as lstsq in the reference
+            pairs = zip(X, w * V, strict=True)
+            theta = np.stack([np.linalg.lstsq(x, y, rcond=None)[0] for x, y in pairs])
+        return theta @ self.phi.T
+
+    def greedy_nu(self, V: np.ndarray, U: np.ndarray) -> np.ndarray:
+        """The paper's greedy step under nu: argmax_a Q(Pi_{Phi,nu}(V + u))."""
+        return np.argmax(self.q(self.project_nu(self.perturb(V, U))), axis=2)
+
+    def apply(self, acts: np.ndarray, V: np.ndarray) -> np.ndarray:
+        """T_pi V for deterministic policies (nsrl.exact._apply)."""
+        return np.take_along_axis(self.q(V), acts[..., None], axis=2)[..., 0]
+
+    def rows(self, acts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(P_pi, r_pi) of deterministic policies, rows gathered from P and R."""
+        return self.mdp.P[self.states, acts], self.mdp.R[self.states, acts]
+
+    def evaluate(self, Ppi: np.ndarray, rpi: np.ndarray) -> np.ndarray:
+        """v = (I - gamma P_pi)^{-1} r_pi, one batched LU solve."""
+        return np.linalg.solve(self.eye - self.gamma * Ppi, rpi[..., None])[..., 0]
+
+    def occupancy(self, Ppi: np.ndarray) -> np.ndarray:
+        """d_{pi,nu} = (1 - gamma) nu (I - gamma P_pi)^{-1}, clipped and normalised."""
+        A = np.swapaxes(self.eye - self.gamma * Ppi, 1, 2)
+        nu = np.broadcast_to(self.mdp.start, (len(Ppi), self.n))
+        d = (1.0 - self.gamma) * np.linalg.solve(A, nu[..., None])[..., 0]
+        d = np.clip(d, 0.0, None)
+        return d / d.sum(axis=1, keepdims=True)
+
+    def propagate(self, acts: np.ndarray, M: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """out = gamma P_pi M for deterministic policies (compiled, sparse successors)."""
+        _propagate(self.nxt, self.probs, self.gamma, acts, M, out)
+        return out
+
+    def loop_value(self, window: np.ndarray) -> np.ndarray:
+        """Value of the loops (window[r, 0], ..., window[r, m-1])^inf (window[r, 0] first).
+
+        As nsrl.exact: c = T_{pi_1}...T_{pi_m} 0, M = gamma^m P_{pi_1}...P_{pi_m}, then
+        v = (I - M)^{-1} c.
+        """
+        n_runs, m, n = window.shape
+        c = np.zeros((n_runs, n))
+        M = np.broadcast_to(self.eye, (n_runs, n, n)).copy()
+        buf = np.empty_like(M)
+        for i in range(m - 1, -1, -1):
+            c = self.apply(window[:, i], c)
+            self.propagate(window[:, i], M, buf)
+            M, buf = buf, M
+        return self.solve_loop(M, c)
+
+    def solve_loop(self, M: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """v = (I - M)^{-1} c for every run."""
+        return np.linalg.solve(self.eye - M, c[..., None])[..., 0]
+
+    def loss(self, V: np.ndarray) -> np.ndarray:
+        """mu (v* - v) with mu uniform, for every run."""
+        return (self.v_star - V) @ self.mu
