@@ -52,7 +52,8 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
 
     - ``mdp``: the ``nsrl.FiniteMDP``.
     - ``observation``: ``"index"`` (default), ``"onehot"`` or ``"features"``.
-    - ``backend``: kernel backend, ``"numba"``, ``"numpy"`` or None (see nsrl.kernels).
+    - ``backend``: kernel backend of ``sample``, ``"numba"``, ``"numpy"`` or None (see
+      nsrl.kernels); ``step`` applies the same rule to one uniform, identical for both.
 
     ## Version History
 

@@ -65,7 +65,8 @@ class GarnetEnv(FiniteMDPEnv):
     - ``gamma``: discount factor of the model, 0.99.
     - ``seed``: the instance seed (0), separate from ``reset(seed=...)``.
     - ``observation``: ``"index"``, ``"onehot"`` or ``"features"``.
-    - ``backend``: kernel backend, ``"numba"``, ``"numpy"`` or None (see nsrl.kernels).
+    - ``backend``: kernel backend of ``sample``, ``"numba"``, ``"numpy"`` or None (see
+      nsrl.kernels); ``step`` applies the same rule to one uniform, identical for both.
 
     ## Version History
 
