@@ -124,6 +124,9 @@ def run(
         errors=nan.copy(),
     )
     total = 0
+    # Sample-based operators count every transition in `samples_used`, value estimates for
+    # CPI+'s line search included; Greedy.samples only covers the greedy calls.
+    counted = getattr(operator, "samples_used", None)
     iterations = range(n_iterations)
     if progress:
         from tqdm.auto import tqdm
@@ -132,6 +135,8 @@ def run(
     for k in iterations:
         step = scheme.step(operator, rng)
         total += step.greedy.samples if step.greedy is not None else 0
+        if counted is not None:
+            total = operator.samples_used - counted
         out = scheme.output
         hist.samples[k], hist.memory[k], hist.steps[k] = total, out.memory, step.alpha
         if mdp is not None:
