@@ -1,0 +1,157 @@
+"""State features for sample-based greedy operators, and policies made of fitted estimators.
+
+A sample-based operator learns on *observations* (what the env returns), turned into a
+feature matrix X by a :class:`StateFeatures` map: the Garnet's Phi or one-hot vectors for
+index observations, the observation itself for vector observations, or any scikit-learn
+transformer (e.g. ``RBFSampler`` for CartPole). The greedy policy it returns is an
+:class:`EstimatorPolicy`: a stationary deterministic policy that wraps the fitted (cloned)
+estimator, acts on observations, and is tabulated on a finite model for the exact loss.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class StateFeatures:
+    """A map from a batch of observations to a feature matrix X, shape (n, p).
+
+    Args:
+        kind: "table" (rows of ``table`` indexed by the observation), "identity" (the
+            observation itself, flattened), or "transformer".
+        table: (n_states, p) array for kind "table" (Phi, or the identity for one-hot).
+        transformer: a scikit-learn transformer for kind "transformer"; if it is not fitted
+            yet, it is fitted once on the first batch it sees and shared afterwards.
+    """
+
+    def __init__(self, kind: str, table=None, transformer=None):
+        self.kind, self.table, self.transformer = kind, table, transformer
+        self._fitted = transformer is not None and _is_fitted(transformer)
+
+    def __repr__(self) -> str:
+        return f"StateFeatures({self.kind})"
+
+    def __call__(self, obs) -> np.ndarray:
+        """Features of a batch of observations."""
+        obs = np.asarray(obs)
+        if self.kind == "table":
+            return self.table[obs.astype(np.int64)]
+        x = obs.reshape(len(obs), -1).astype(np.float64)
+        if self.kind == "identity":
+            return x
+        if not self._fitted:
+            self.transformer.fit(x)
+            self._fitted = True
+        return np.asarray(self.transformer.transform(x), dtype=np.float64)
+
+
+def _is_fitted(estimator) -> bool:
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    return True
+
+
+def _index_observations(env) -> bool:
+    import gymnasium
+
+    space = getattr(env, "single_observation_space", None) or env.observation_space
+    return isinstance(space, gymnasium.spaces.Discrete)
+
+
+def make_features(spec, env, mdp) -> StateFeatures:
+    """The feature map named by ``spec`` for observations of ``env``.
+
+    Args:
+        spec: None (Phi for index observations of a model with features, one-hot for index
+            observations without, the observation itself otherwise), "phi", "onehot",
+            "identity", an (n_states, p) array, or a scikit-learn transformer.
+        env: the environment (its observation space tells index from vector observations).
+        mdp: the env's finite model, or None.
+    """
+    index = _index_observations(env)
+    if spec is None:
+        spec = ("phi" if mdp is not None and mdp.features is not None else "onehot") if index \
+            else "identity"
+    if hasattr(spec, "transform"):
+        return StateFeatures("transformer", transformer=spec)
+    if isinstance(spec, str):
+        if spec == "identity":
+            return StateFeatures("identity")
+        if spec not in ("phi", "onehot"):
+            raise ValueError(
+                f"features should be None, 'phi', 'onehot', 'identity', an array or a "
+                f"scikit-learn transformer, got {spec!r}."
+            )
+        if not index:
+            raise ValueError(f"features={spec!r} needs state-index observations (Discrete).")
+        n = int(env.single_observation_space.n if hasattr(env, "single_observation_space")
+                else env.observation_space.n)
+        if spec == "onehot":
+            return StateFeatures("table", table=np.eye(n))
+        if mdp is None or mdp.features is None:
+            raise ValueError("features='phi' needs a model with features (e.g. nsrl.garnet).")
+        return StateFeatures("table", table=np.asarray(mdp.features))
+    table = np.asarray(spec, dtype=np.float64)
+    if table.ndim != 2 or not index:
+        raise ValueError(
+            f"a feature array should be (n_states, p) for index observations, got shape "
+            f"{table.shape}; for vector observations pass a scikit-learn transformer."
+        )
+    return StateFeatures("table", table=table)
+
+
+class EstimatorPolicy:
+    """A stationary deterministic policy given by fitted scikit-learn estimator(s).
+
+    Args:
+        features: the :class:`StateFeatures` map the estimator was trained on.
+        classifier: a fitted classifier whose labels are actions, or
+        regressors: one fitted regressor of Q(., a) per action (the policy is their argmax).
+        constant: the action taken everywhere when the training labels had a single class.
+        observe: maps state indices of a finite model to the env's observations (for
+            :meth:`action_table`); the identity when None.
+    """
+
+    memory = 1
+    stochastic = False
+
+    def __init__(self, features, classifier=None, regressors=None, constant=None, observe=None):
+        self.features, self.classifier, self.regressors = features, classifier, regressors
+        self.constant, self.observe = constant, observe
+        self._table: tuple[object, np.ndarray] | None = None
+
+    def __repr__(self) -> str:
+        inner = self.classifier if self.classifier is not None else self.regressors
+        return f"EstimatorPolicy({inner if self.constant is None else self.constant})"
+
+    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+        """Actions for a batch of observations."""
+        obs = np.asarray(obs)
+        if self.constant is not None:
+            return np.full(len(obs), self.constant, dtype=np.int64)
+        x = self.features(obs)
+        if self.classifier is not None:
+            return np.asarray(self.classifier.predict(x), dtype=np.int64)
+        q = np.stack([reg.predict(x) for reg in self.regressors], axis=1)
+        return np.argmax(q, axis=1)
+
+    def action_table(self, mdp) -> np.ndarray:
+        """The action in every state of ``mdp`` (computed once per model, then reused)."""
+        if self._table is None or self._table[0] is not mdp:
+            states = np.arange(mdp.n_states)
+            obs = states if self.observe is None else self.observe(states)
+            actions = self.act(obs)
+            actions.flags.writeable = False
+            self._table = (mdp, actions)
+        return self._table[1]
+
+    def table(self, mdp) -> np.ndarray:
+        """The one-hot table pi[s, a]."""
+        from nsrl.policies import one_hot
+
+        return one_hot(self.action_table(mdp), mdp.n_actions)
