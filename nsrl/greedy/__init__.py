@@ -1,14 +1,37 @@
-"""Greedy operators: exact, the paper's noisy projection, and (later) sample-based ones."""
+"""Greedy operators: exact, the paper's noisy projection, and sample-based ones.
+
+The sample-based operators (RolloutCSC, RolloutRegression, LSTDQ) load lazily, so that
+``import nsrl`` does not import scikit-learn.
+"""
 
 from nsrl.greedy.base import Greedy, GreedyOperator, Nu, Occupancy, check_operator
 from nsrl.greedy.exact import ExactGreedy, ProjectedGreedy
 
 __all__ = [
+    "EstimatorPolicy",
     "ExactGreedy",
     "Greedy",
     "GreedyOperator",
+    "LSTDQ",
     "Nu",
     "Occupancy",
     "ProjectedGreedy",
+    "RolloutCSC",
+    "RolloutRegression",
     "check_operator",
 ]
+
+_LAZY = {
+    "RolloutCSC": "nsrl.greedy.rollout",
+    "RolloutRegression": "nsrl.greedy.rollout",
+    "LSTDQ": "nsrl.greedy.lstdq",
+    "EstimatorPolicy": "nsrl.greedy.features",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'nsrl.greedy' has no attribute {name!r}")
