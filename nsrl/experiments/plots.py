@@ -1,0 +1,77 @@
+"""Figures in the paper's form (Scherrer 2014, Figure expall and the supplementary figures).
+
+One panel per scheme, the same x and y range on every panel of a figure, the mean loss as
+a line and three grey bands, from dark to light: mean +- Std[E[L|M]] (variability across
+MDPs of the mean), mean +- E[Std[L|M]] (average within-MDP std), mean +- Std[Std[L|M]]
+(variability across MDPs of the std). The light bands are drawn first so the dark one
+stays visible where they overlap.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display needed on a server or in CI
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+BANDS = (("std_of_std", "0.85", "Std[Std[L|M]]"), ("mean_of_std", "0.7", "E[Std[L|M]]"),
+         ("std_of_mean", "0.5", "Std[E[L|M]]"))
+
+
+def _limits(stats) -> tuple[float, float]:
+    lo = min((stats["mean"] - stats[c]).min() for c, _, _ in BANDS)
+    hi = max((stats["mean"] + stats[c]).max() for c, _, _ in BANDS)
+    pad = 0.03 * (hi - lo or 1.0)
+    return lo - pad, hi + pad
+
+
+def _panel(ax, s) -> None:
+    s = s.sort_values("iteration")
+    k, m = s["iteration"].to_numpy(), s["mean"].to_numpy()
+    for col, grey, label in BANDS:
+        d = s[col].to_numpy()
+        ax.fill_between(k, m - d, m + d, color=grey, lw=0, label=label)
+    ax.plot(k, m, color="k", lw=1.2, label="E[L]")
+
+
+def plot_figure(stats, path, schemes, by: str | None = None, title: str = "") -> None:
+    """Write one figure: a row of panels per value of ``by`` (one row if None).
+
+    Args:
+        stats: output of :func:`nsrl.experiments.stats.paper_stats` (conditioned on ``by``).
+        path: the PNG file to write.
+        schemes: the schemes in panel order.
+        by: the instance column the rows are conditioned on, or None.
+        title: the figure title.
+    """
+    values = [None] if by is None else sorted(stats[by].unique())
+    fig, axes = plt.subplots(len(values), len(schemes), sharex=True, sharey=True,
+                             figsize=(2.1 * len(schemes), 1.9 * len(values) + 0.6),
+                             squeeze=False)
+    ylim = _limits(stats)
+    for i, value in enumerate(values):
+        rows = stats if by is None else stats[stats[by] == value]
+        for j, scheme in enumerate(schemes):
+            ax = axes[i, j]
+            s = rows[rows["scheme"] == scheme]
+            if len(s):
+                _panel(ax, s)
+            ax.set_ylim(*ylim)
+            ax.grid(alpha=0.3, lw=0.5)
+            if i == 0:
+                ax.set_title(scheme, fontsize=10)
+            if i == len(values) - 1:
+                ax.set_xlabel("iteration k")
+        label = "loss" if by is None else f"{by} = {value}\nloss"
+        axes[i, 0].set_ylabel(label)
+    axes[0, -1].legend(fontsize=6, loc="upper right")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def mdps_per_instance(pm) -> np.ndarray:
+    """How many MDPs each instance has in the per-MDP table (coverage of a partial run)."""
+    return pm.groupby(["n_states", "n_actions", "branching"])["mdp"].nunique().to_numpy()

@@ -1,0 +1,129 @@
+"""From a results folder to statistics, figures and ``summary.md`` (``nsrl plot DIR``).
+
+Shards are reduced one at a time to per-MDP statistics (the full table never has to fit in
+memory). A partial run (interrupted, to be resumed) is reported on the MDP indices that
+every instance has, so that no instance weighs more than another; the coverage is stated.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from nsrl.experiments.plots import plot_figure
+from nsrl.experiments.stats import INSTANCE, STATS, final_summary, paper_stats, per_mdp
+from nsrl.experiments.storage import open_results
+
+CONDITIONS = {"n_states": "n_S", "n_actions": "n_A", "branching": "b"}
+
+
+def load_per_mdp(out) -> tuple[object, pd.DataFrame, int]:
+    """(sweep, per-MDP statistics of every readable shard, number of shards read)."""
+    sweep, paths = open_results(out)
+    parts, n = [], 0
+    for path in paths:
+        try:
+            df = pq.read_table(path).to_pandas()
+        except Exception:  # noqa: BLE001 - a corrupt shard is recomputed by --resume
+            continue
+        parts.append(per_mdp(df))
+        n += 1
+    if not parts:
+        raise ValueError(f"{out} has no finished shard yet: run `nsrl reproduce` first.")
+    return sweep, pd.concat(parts, ignore_index=True), n
+
+
+def balanced(pm: pd.DataFrame, sweep) -> tuple[pd.DataFrame, int]:
+    """Keep the MDP indices that every instance of the sweep has (all of a complete run)."""
+    have = pm.groupby(INSTANCE)["mdp"].unique()
+    n_instances = len(sweep.n_states) * len(sweep.n_actions) * len(sweep.branching)
+    if len(have) < n_instances:
+        return pm, 0
+    common = set.intersection(*(set(v) for v in have))
+    return pm[pm["mdp"].isin(common)], len(common)
+
+
+def write_report(out) -> list[Path]:
+    """Write stats CSVs, figures (expall.png, exp_<condition>.png) and summary.md in ``out``."""
+    out = Path(out)
+    sweep, pm, n_shards = load_per_mdp(out)
+    pm, n_common = balanced(pm, sweep)
+    schemes = list(sweep.schemes)
+    written = []
+    overall = paper_stats(pm)
+    overall.to_csv(out / "stats.csv", index=False)
+    plot_figure(overall, out / "expall.png", schemes, title="All instances")
+    written += [out / "stats.csv", out / "expall.png"]
+    conditioned = {}
+    for col, label in CONDITIONS.items():
+        st = paper_stats(pm, [col])
+        conditioned[col] = st
+        st.to_csv(out / f"stats_{col}.csv", index=False)
+        plot_figure(st, out / f"exp_{col}.png", schemes, by=col, title=f"Conditioned on {label}")
+        written += [out / f"stats_{col}.csv", out / f"exp_{col}.png"]
+    text = _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out)
+    (out / "summary.md").write_text(text)
+    return written + [out / "summary.md"]
+
+
+def markdown(df: pd.DataFrame, fmt: str = ".3f") -> str:
+    """A DataFrame as a Markdown table (index first), floats with ``fmt``."""
+    def cell(x):
+        return format(x, fmt) if isinstance(x, float) else str(x)
+
+    head = [str(df.index.name or "")] + [str(c) for c in df.columns]
+    rows = [[cell(i)] + [cell(x) for x in row] for i, row in zip(df.index, df.itertuples(
+        index=False), strict=True)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def _wall_time(out: Path) -> tuple[float, int]:
+    path = out / "sessions.jsonl"
+    if not path.exists():
+        return 0.0, 0
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return sum(r.get("wall_time", 0.0) for r in records), len(records)
+
+
+def _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out) -> str:
+    total = len(sweep.shards())
+    wall, sessions = _wall_time(out)
+    final = final_summary(overall, pm)
+    lines = [
+        f"# Results of sweep `{sweep.name}`",
+        "",
+        f"- Instances: n_S in {list(sweep.n_states)}, n_A in {list(sweep.n_actions)}, "
+        f"b in {list(sweep.branching)}; {sweep.n_mdps} MDPs each, {sweep.n_runs} runs per MDP "
+        f"and scheme, {sweep.n_iterations} iterations; noise {sweep.noise:g} "
+        f"({'relative' if sweep.relative_noise else 'absolute'}), gamma {sweep.gamma:g}, "
+        f"seed {sweep.seed}.",
+        f"- Coverage: {n_shards}/{total} shards (instance x MDP) finished; statistics use "
+        f"{pm.groupby(INSTANCE + ['mdp']).ngroups} MDPs"
+        + (f" ({n_common} per instance)." if n_common else "."),
+        f"- Wall time of the computation: {wall:.0f} s over {sessions} session(s) "
+        f"(see sessions.jsonl).",
+        "",
+        f"## Final loss (iteration {sweep.n_iterations}), ranked by mean",
+        "",
+        "k_1pct: first iteration from which the mean loss stays within 1% of its final value.",
+        "",
+        markdown(final),
+        "",
+    ]
+    last = sweep.n_iterations
+    for col, label in CONDITIONS.items():
+        st = conditioned[col]
+        st = st[st["iteration"] == last]
+        table = st.pivot(index="scheme", columns=col, values="mean").loc[list(final.index)]
+        spread = st.pivot(index="scheme", columns=col, values="std_of_mean").loc[list(final.index)]
+        table.columns = [f"mean {label}={c}" for c in table.columns]
+        spread.columns = [f"Std[E] {label}={c}" for c in spread.columns]
+        lines += [f"## Final loss conditioned on {label}", "",
+                  markdown(pd.concat([table, spread], axis=1)), ""]
+    lines += ["Figures: expall.png (all instances), exp_n_states.png, exp_n_actions.png, "
+              "exp_branching.png. Statistics: " + ", ".join(STATS) + " (stats*.csv)."]
+    return "\n".join(lines) + "\n"
