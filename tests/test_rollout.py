@@ -1,0 +1,109 @@
+"""Rollout greedy operators: the cost-sensitive reduction, refusals, determinism, schemes."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from nsrl.envs import FiniteMDPVectorEnv
+from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+from sklearn.tree import DecisionTreeClassifier
+
+import nsrl
+from nsrl.greedy import RolloutCSC, RolloutRegression
+from nsrl.policies import action_table, stationary_table
+from tests.test_sampling import CountingEnv
+
+
+@pytest.fixture(scope="module")
+def mdp():
+    return nsrl.garnet(12, 4, 2, gamma=0.8, seed=5)
+
+
+def csc(mdp, **kw):
+    kw.setdefault("n_states", mdp.n_states)
+    return RolloutCSC(FiniteMDPVectorEnv(mdp), DecisionTreeClassifier(random_state=0),
+                      features="onehot", **kw)
+
+
+def test_reduction_with_exact_costs_returns_the_exact_greedy_policy(mdp):
+    """Weighted all-pairs labels + a classifier that can fit them = argmax_a Q."""
+    for seed in range(3):
+        pi = nsrl.Deterministic(np.random.default_rng(seed).integers(0, 4, mdp.n_states))
+        q = nsrl.q_values(mdp, nsrl.evaluate(mdp, pi))
+        x = np.eye(mdp.n_states)
+        exact = np.argmax(q, axis=1)
+        policy = csc(mdp).fit(x, q)
+        np.testing.assert_array_equal(action_table(policy, mdp), exact)
+        reg = RolloutRegression(FiniteMDPVectorEnv(mdp), LinearRegression(), n_states=12,
+                                features="onehot")
+        np.testing.assert_array_equal(action_table(reg.fit(x, q), mdp), exact)
+
+
+def test_reduction_weights_bound_the_regret():
+    """Predicting c instead of a* costs at least Q(a*) - Q(c) in weighted error."""
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(50, 5))
+    w = np.clip(q[:, :, None] - q[:, None, :], 0, None).sum(axis=2)
+    np.testing.assert_array_equal(np.argmax(w, axis=1), np.argmax(q, axis=1))
+    error = w.sum(axis=1, keepdims=True) - w  # weighted error of predicting each action
+    regret = q.max(axis=1, keepdims=True) - q
+    best = error.min(axis=1, keepdims=True)
+    assert np.all(error - best >= regret - 1e-12)
+
+
+def test_large_budget_gives_a_nearly_greedy_policy(mdp):
+    pi = nsrl.constant(0)
+    op = csc(mdp, n_states=200, n_rollouts=100)  # 200 draws: every state seen (p > 0.99999)
+    g = op.greedy(pi, nsrl.Nu(), np.random.default_rng(0))
+    q = nsrl.q_values(mdp, nsrl.evaluate(mdp, pi))
+    chosen = q[np.arange(mdp.n_states), action_table(g.policy, mdp)]
+    gap = mdp.start @ (q.max(axis=1) - chosen)  # nu(T v - T_pi' v), the greedy error
+    uniform_gap = mdp.start @ (q.max(axis=1) - q.mean(axis=1))  # that of a blind guess
+    assert gap < 0.25 * uniform_gap
+    # The advantage estimate: within the sampling error of 200 states (measured spread 0.04).
+    assert abs(g.advantage - mdp.start @ (chosen - q[:, 0])) < 0.1
+
+
+def test_refusals(mdp):
+    env = FiniteMDPVectorEnv(mdp)
+    with pytest.raises(TypeError, match="classifier"):
+        RolloutCSC(env, Ridge(), n_states=5)
+    with pytest.raises(TypeError, match="regressor"):
+        RolloutRegression(env, LogisticRegression(), n_states=5)
+    with pytest.raises(ValueError, match="too small.*4 actions"):
+        RolloutCSC(env, LogisticRegression(), budget=4 * 2 * 10 - 1, n_rollouts=2, horizon=10)
+    RolloutCSC(env, LogisticRegression(), budget=4 * 2 * 10, n_rollouts=2, horizon=10)
+    with pytest.raises(ValueError, match="exactly one"):
+        RolloutCSC(env, LogisticRegression())
+
+
+def test_same_seeds_same_policies(mdp):
+    def once(seed):
+        op = RolloutCSC(FiniteMDPVectorEnv(mdp), LogisticRegression(), budget=4000)
+        h = nsrl.run(nsrl.CPIAlpha(0.3), op, 3, rng=np.random.default_rng(seed),
+                     keep_outputs=True)
+        return [stationary_table(p, mdp) for p in h.outputs], h.samples
+
+    a, b, c = once(1), once(1), once(2)
+    for x, y in zip(a[0], b[0], strict=True):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(a[1], b[1])
+    assert any(not np.array_equal(x, y) for x, y in zip(a[0], c[0], strict=True))
+
+
+@pytest.mark.parametrize("scheme", ["api", "api(0.1)", "cpi", "cpi(0.1)", "cpi+", "psdp",
+                                    "nspi(3)"])
+def test_every_scheme_runs_and_counts_samples(mdp, scheme):
+    env = CountingEnv(FiniteMDPVectorEnv(mdp))
+    op = RolloutRegression(env, Ridge(alpha=1e-3), budget=3000, horizon=20, features="onehot")
+    h = nsrl.run(nsrl.make_scheme(scheme), op, 4, rng=np.random.default_rng(0))
+    assert np.all(np.isfinite(h.losses)) and np.all(h.losses >= -1e-9)
+    assert h.samples[-1] == env.count == op.samples_used
+    assert np.all(np.diff(h.samples) >= 0)
+
+
+def test_generic_env_path_runs_api():
+    env = gym.make("Garnet-v0", n_states=8, n_actions=2, branching=2, gamma=0.8, seed=0)
+    op = RolloutCSC(env, DecisionTreeClassifier(random_state=0), n_states=8, horizon=10)
+    h = nsrl.run(nsrl.API(), op, 2, rng=np.random.default_rng(0))
+    assert h.samples.tolist() == [8 * 2 * 10, 2 * 8 * 2 * 10]
+    assert np.all(np.isfinite(h.losses))

@@ -1,0 +1,147 @@
+"""Rollouts and d_{pi,nu} sampling: estimates against the exact backend, exact sample counts."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from nsrl.envs import FiniteMDPVectorEnv
+
+import nsrl
+from nsrl.sampling import EnvSampler, ModelSampler, make_sampler, sample_states
+
+# Five standard errors per entry: with about 20 entries tested together, a correct estimator
+# fails with probability < 1e-5.
+Z = 5.0
+
+
+class CountingEnv:
+    """Delegates the generative model of a vector env and counts the transitions drawn."""
+
+    def __init__(self, env):
+        self.env, self.mdp, self.count = env, env.mdp, 0
+        self.single_observation_space = env.single_observation_space
+
+    def sample(self, states, actions, rng):
+        self.count += len(states)
+        return self.env.sample(states, actions, rng)
+
+    def observe(self, states):
+        return self.env.observe(states)
+
+
+def policies(mdp, seed=0):
+    rng = np.random.default_rng(seed)
+    p = [nsrl.Deterministic(rng.integers(0, mdp.n_actions, mdp.n_states)) for _ in range(3)]
+    return {
+        "deterministic": p[0],
+        "mixture": nsrl.Mixture([(0.3, p[0]), (0.7, p[1])]),
+        "loop": nsrl.NonStationary(p, loop=True),
+        "finite": nsrl.NonStationary(p, loop=False),
+        "empty": nsrl.NonStationary.empty(),
+    }
+
+
+@pytest.fixture(scope="module")
+def mdp():
+    return nsrl.garnet(6, 2, 2, gamma=0.8, seed=3)
+
+
+def q_estimates(sampler, policy, k, rng, horizon=None):
+    S, A = sampler.mdp.n_states, sampler.mdp.n_actions
+    s = np.repeat(np.arange(S), A * k)
+    a = np.tile(np.repeat(np.arange(A), k), S)
+    returns, count = sampler.rollouts(policy, s, a, rng, horizon)
+    returns = returns.reshape(S, A, k)
+    return returns.mean(axis=2), returns.std(axis=2) / np.sqrt(k), count
+
+
+@pytest.mark.parametrize("kind", ["deterministic", "mixture", "loop", "finite", "empty"])
+def test_geometric_rollouts_converge_to_exact_q(mdp, kind):
+    target = policies(mdp)[kind]
+    q = nsrl.q_values(mdp, nsrl.evaluate(mdp, target))
+    sampler = ModelSampler(FiniteMDPVectorEnv(mdp))
+    errors = []
+    for k in (100, 10_000):
+        q_hat, se, _ = q_estimates(sampler, target, k, np.random.default_rng(k))
+        assert np.all(np.abs(q_hat - q) <= Z * se + 1e-12), kind
+        errors.append(np.abs(q_hat - q).max())
+    assert errors[1] < errors[0]  # 100x the rollouts: errors shrink about 10x
+
+
+def test_fixed_horizon_bias_is_bounded(mdp):
+    target = policies(mdp)["mixture"]
+    q = nsrl.q_values(mdp, nsrl.evaluate(mdp, target))
+    sampler = ModelSampler(FiniteMDPVectorEnv(mdp))
+    H = 10
+    q_hat, se, count = q_estimates(sampler, target, 4000, np.random.default_rng(0), horizon=H)
+    bias = mdp.gamma**H * mdp.r_max / (1 - mdp.gamma)
+    assert np.all(np.abs(q_hat - q) <= Z * se + bias)
+    assert count == mdp.n_states * mdp.n_actions * 4000 * H
+
+
+def test_counts_are_exact(mdp):
+    env = CountingEnv(FiniteMDPVectorEnv(mdp))
+    sampler = ModelSampler(env)
+    rng = np.random.default_rng(0)
+    for kind, target in policies(mdp).items():
+        for horizon in (None, 2, 50):
+            env.count = 0
+            _, _, count = q_estimates(sampler, target, 7, rng, horizon)
+            assert count == env.count, (kind, horizon)
+    # A finite sequence of 3 policies with state rewards: 1 + 3 + 1 (terminal) transitions.
+    _, _, count = q_estimates(sampler, policies(mdp)["finite"], 7, rng, horizon=50)
+    assert count == mdp.n_states * mdp.n_actions * 7 * 5
+    env.count = 0
+    _, count = sample_states(sampler, nsrl.Occupancy(policies(mdp)["mixture"]), 500, rng)
+    assert count == env.count
+
+
+@pytest.mark.parametrize("kind", ["deterministic", "mixture"])
+def test_occupancy_histogram_matches_exact(mdp, kind):
+    pi = policies(mdp)[kind]
+    d = nsrl.occupancy(mdp, pi)
+    n = 100_000
+    sampler = ModelSampler(FiniteMDPVectorEnv(mdp))
+    states, count = sample_states(sampler, nsrl.Occupancy(pi), n, np.random.default_rng(1))
+    freq = np.bincount(states, minlength=mdp.n_states) / n
+    assert np.all(np.abs(freq - d) <= Z * np.sqrt(d * (1 - d) / n) + 1e-12)
+    # Each sample costs gamma / (1 - gamma) transitions on average (paper, footnote 1).
+    mean = mdp.gamma / (1 - mdp.gamma)
+    assert abs(count / n - mean) <= Z * np.sqrt(mdp.gamma) / (1 - mdp.gamma) / np.sqrt(n)
+
+
+def test_nu_states_follow_the_start_distribution():
+    start = np.array([0.5, 0.0, 0.25, 0.25])
+    mdp = nsrl.FiniteMDP(np.full((4, 2, 4), 0.25), np.arange(4.0), 0.9, start=start)
+    states, count = sample_states(ModelSampler(FiniteMDPVectorEnv(mdp)), nsrl.Nu(), 40_000,
+                                  np.random.default_rng(0))
+    freq = np.bincount(states, minlength=4) / 40_000
+    assert count == 0 and freq[1] == 0
+    assert np.all(np.abs(freq - start) <= Z * np.sqrt(start * (1 - start) / 40_000) + 1e-12)
+
+
+def test_generic_path_estimates_q_through_reset_and_step():
+    env = gym.make("Garnet-v0", n_states=4, n_actions=2, branching=2, gamma=0.5, seed=1)
+    sampler = make_sampler(env)
+    assert isinstance(sampler, EnvSampler)
+    mdp = sampler.mdp
+    target = nsrl.Mixture([(0.5, nsrl.Deterministic([0, 1, 0, 1])), (0.5, nsrl.constant(1))])
+    q = nsrl.q_values(mdp, nsrl.evaluate(mdp, target))
+    q_hat, se, count = q_estimates(sampler, target, 300, np.random.default_rng(0))
+    assert np.all(np.abs(q_hat - q) <= Z * se + 1e-12)
+    states, walk = sampler.occupancy_states(target, 50, np.random.default_rng(0))
+    assert states.shape == (50,) and set(states.tolist()) <= set(range(4)) and walk >= 0
+
+
+def test_same_seed_same_numbers(mdp):
+    sampler = ModelSampler(FiniteMDPVectorEnv(mdp))
+    target = policies(mdp)["mixture"]
+    a = q_estimates(sampler, target, 50, np.random.default_rng(7))
+    b = q_estimates(sampler, target, 50, np.random.default_rng(7))
+    np.testing.assert_array_equal(a[0], b[0])
+    assert a[2] == b[2]
+
+
+def test_vector_env_without_generative_model_is_refused():
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make("Garnet-v0")])
+    with pytest.raises(TypeError, match="batched generative model"):
+        make_sampler(envs)
