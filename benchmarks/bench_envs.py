@@ -10,10 +10,10 @@ import time
 
 import gymnasium as gym
 import numpy as np
-from nsrl.envs import GarnetVectorEnv
 
 import nsrl
 from nsrl import kernels
+from nsrl.envs import GarnetVectorEnv
 
 GARNET = dict(n_states=100, n_actions=4, branching=5)
 

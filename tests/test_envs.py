@@ -9,9 +9,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from nsrl.envs import FiniteMDPEnv, GarnetEnv
 
 import nsrl
+from nsrl.envs import FiniteMDPEnv, GarnetEnv
 
 sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
 MODES = ("index", "onehot", "features")

@@ -6,9 +6,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-from nsrl.envs import FiniteMDPVectorEnv, GarnetEnv, GarnetVectorEnv
 
 import nsrl
+from nsrl.envs import FiniteMDPVectorEnv, GarnetEnv, GarnetVectorEnv
 
 BACKENDS = ("numba", "numpy")
 
