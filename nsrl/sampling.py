@@ -172,18 +172,20 @@ class ModelSampler:
         """
         walkers = max(1, min(n, int(n * (1.0 - self.gamma) / 4)))
         s, plan = self.start(walkers, rng), None if behaviour is None else Plan(behaviour, False)
-        out = []
-        for _ in range(-(-n // walkers)):
-            a = rng.integers(self.n_actions, size=walkers)
+        out, drawn = [], 0
+        while drawn < n:
+            s = s[:n - drawn]  # the last step draws exactly what is left of n
+            a = rng.integers(self.n_actions, size=len(s))
             if plan is not None:
-                own = rng.random(walkers) >= explore
+                own = rng.random(len(s)) >= explore
                 a[own] = self.act(plan, 0, s[own], rng)
             nxt, r = self.env.sample(s, a, rng)
             out.append((s, a, r, nxt))
-            restart = rng.random(walkers) >= self.gamma
+            drawn += len(s)
+            restart = rng.random(len(s)) >= self.gamma
             s = nxt.copy()
             s[restart] = self.start(int(restart.sum()), rng)
-        s, a, r, nxt = (np.concatenate(x)[:n] for x in zip(*out, strict=True))
+        s, a, r, nxt = (np.concatenate(x) for x in zip(*out, strict=True))
         return Transitions(s, self.observe(s), a, r, nxt, self.observe(nxt), np.zeros(n, bool))
 
 
