@@ -3,9 +3,9 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-from nsrl.envs import FiniteMDPVectorEnv
 
 import nsrl
+from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import LSTDQ
 from nsrl.policies import action_table
 from nsrl.sampling import Transitions

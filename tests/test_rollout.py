@@ -3,11 +3,11 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-from nsrl.envs import FiniteMDPVectorEnv
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.tree import DecisionTreeClassifier
 
 import nsrl
+from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import RolloutCSC, RolloutRegression
 from nsrl.policies import action_table, stationary_table
 from tests.test_sampling import CountingEnv

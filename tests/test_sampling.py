@@ -3,9 +3,9 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-from nsrl.envs import FiniteMDPVectorEnv
 
 import nsrl
+from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.sampling import EnvSampler, ModelSampler, make_sampler, sample_states
 
 # Five standard errors per entry: with about 20 entries tested together, a correct estimator
