@@ -1,0 +1,67 @@
+"""The fast path equals the reference nsrl.run, draw for draw, for every scheme."""
+
+import numpy as np
+import pytest
+
+import nsrl
+from nsrl.experiments.fast import simulate
+from nsrl.schemes import PAPER_SCHEMES, make_scheme
+
+SCHEMES = PAPER_SCHEMES + ("cpi", "api(0.5)", "cpi(1)", "nspi(1)")
+
+
+@pytest.fixture(scope="module", params=[(12, 3, 1), (15, 2, 3)], ids=["b1", "b3"])
+def mdp(request):
+    n, a, b = request.param
+    return nsrl.garnet(n, a, b, seed=11)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_fast_path_matches_reference(mdp, scheme):
+    """Same seeds, same draws, same greedy actions: losses agree to 1e-8."""
+    n_runs, k = 3, 12
+    ref = [nsrl.run(make_scheme(scheme), nsrl.ProjectedGreedy(mdp), k,
+                    rng=np.random.default_rng(100 + i)) for i in range(n_runs)]
+    out = simulate(mdp, scheme, [np.random.default_rng(100 + i) for i in range(n_runs)], k)
+    np.testing.assert_allclose(out["loss"], [h.losses for h in ref], rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(out["memory"], [h.memory for h in ref])
+    np.testing.assert_allclose(out["step"], [h.steps for h in ref], atol=1e-12)
+
+
+def test_fast_path_absolute_noise_matches_reference():
+    mdp = nsrl.garnet(12, 2, 2, seed=5)
+    ref = nsrl.run(nsrl.NSPI(3), nsrl.ProjectedGreedy(mdp, noise=0.5, relative=False), 8,
+                   rng=np.random.default_rng(0))
+    out = simulate(mdp, "nspi(3)", [np.random.default_rng(0)], 8, noise=0.5, relative=False)
+    np.testing.assert_allclose(out["loss"][0], ref.losses, atol=1e-8)
+
+
+def test_nspi1_is_api_and_runs_are_independent():
+    """NSPI(1) == API (paper, section 2); a run's numbers do not depend on its batch."""
+    mdp = nsrl.garnet(15, 3, 2, seed=2)
+    rngs = [np.random.default_rng(i) for i in range(3)]
+    api = simulate(mdp, "api", rngs, 10)["loss"]
+    nspi = simulate(mdp, "nspi(1)", [np.random.default_rng(i) for i in range(3)], 10)["loss"]
+    np.testing.assert_allclose(api, nspi, atol=1e-9)
+    alone = simulate(mdp, "api", [np.random.default_rng(2)], 10)["loss"]
+    np.testing.assert_allclose(alone[0], api[2], rtol=0, atol=1e-9)
+
+
+def test_losses_are_non_negative_and_noise_free_runs_do_not_depend_on_the_seed():
+    """L = mu(v* - v_pi) >= 0 for any policy; with iota = 0 the operator draws nothing."""
+    mdp = nsrl.garnet(20, 2, 2, seed=3)
+    a = simulate(mdp, "psdp", [np.random.default_rng(0)], 15, noise=0.0)
+    b = simulate(mdp, "psdp", [np.random.default_rng(9)], 15, noise=0.0)
+    assert np.all(a["loss"] >= -1e-9)
+    np.testing.assert_array_equal(a["loss"], b["loss"])  # no noise: the seed does not matter
+
+
+def test_bad_input():
+    mdp = nsrl.garnet(10, 2, 1, seed=0)
+    with pytest.raises(ValueError, match="n_iterations"):
+        simulate(mdp, "api", [np.random.default_rng(0)], 0)
+    with pytest.raises(ValueError, match="scheme"):
+        simulate(mdp, "sarsa", [np.random.default_rng(0)], 3)
+    no_features = nsrl.FiniteMDP(mdp.P, mdp.R, mdp.gamma)
+    with pytest.raises(ValueError, match="features"):
+        simulate(no_features, "api", [np.random.default_rng(0)], 3)

@@ -1,0 +1,131 @@
+"""Runner and storage: same numbers for any worker count and backend, resume, corruption."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nsrl.experiments.presets import Sweep, load_sweep
+from nsrl.experiments.runner import compute_shard, run_sweep
+from nsrl.experiments.storage import Store
+
+TINY = Sweep(name="tiny", n_states=(12,), n_actions=(2, 3), branching=(1, 2), n_mdps=2,
+             n_runs=3, n_iterations=8, schemes=("api", "cpi+", "psdp", "nspi(3)"))
+KEYS = ["n_states", "n_actions", "branching", "mdp", "scheme", "run", "iteration"]
+
+
+def table(out) -> pd.DataFrame:
+    df = pd.read_parquet(os.path.join(out, "shards"))
+    return df.sort_values(KEYS).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """TINY computed sequentially, in one process: the ground truth of this module."""
+    out = tmp_path_factory.mktemp("ref")
+    run_sweep(TINY, out, jobs=1, backend="sequential", progress=False)
+    return table(out)
+
+
+def test_table_is_tidy_and_complete(reference):
+    assert list(reference.columns) == ["n_states", "n_actions", "branching", "mdp", "run",
+                                       "scheme", "iteration", "loss", "memory", "step"]
+    assert len(reference) == len(TINY.shards()) * 4 * 3 * 8
+    assert not reference.duplicated(KEYS).any()
+    assert set(reference["scheme"]) == {"API", "CPI+", "PSDP", "NSPI(3)"}
+
+
+def test_loky_two_workers_give_identical_results(tmp_path, reference):
+    run_sweep(TINY, tmp_path, jobs=2, progress=False)
+    pd.testing.assert_frame_equal(table(tmp_path), reference)
+
+
+def test_dask_backend_gives_identical_results(tmp_path, reference):
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        run_sweep(TINY, tmp_path, backend="dask", scheduler=cluster.scheduler_address,
+                  progress=False)
+    pd.testing.assert_frame_equal(table(tmp_path), reference)
+
+
+def test_a_shard_does_not_depend_on_the_rest_of_the_sweep(reference):
+    """Derived seeds: a smaller sweep containing a shard computes it identically."""
+    small = Sweep(**{**TINY.to_dict(), "n_actions": [3], "n_mdps": 2, "name": "small"})
+    shard = small.shards()[-1]
+    _, cols = compute_shard(small.to_dict(), shard)
+    ref = reference[(reference["n_actions"] == 3) & (reference["branching"] == shard.branching)
+                    & (reference["mdp"] == shard.mdp)]
+    mine = pd.DataFrame(cols).sort_values(KEYS).reset_index(drop=True)
+    np.testing.assert_array_equal(mine["loss"], ref["loss"])
+
+
+def test_refuses_mismatched_or_unrequested_resume(tmp_path):
+    run_sweep(TINY, tmp_path, jobs=1, backend="sequential", progress=False, limit=1)
+    with pytest.raises(ValueError, match="--resume"):
+        Store(tmp_path, TINY)
+    other = Sweep(**{**TINY.to_dict(), "noise": 0.2})
+    with pytest.raises(ValueError, match="different sweep.*noise"):
+        run_sweep(other, tmp_path, resume=True, progress=False)
+
+
+def test_resume_skips_finished_and_recomputes_corrupt_or_partial(tmp_path, reference):
+    first = run_sweep(TINY, tmp_path, jobs=1, backend="sequential", progress=False, limit=5)
+    assert first["computed"] == 5
+    store = Store(tmp_path, TINY, resume=True)
+    shards = TINY.shards()
+    flipped, truncated = store.path(shards[0]), store.path(shards[1])
+    data = bytearray(flipped.read_bytes())
+    data[len(data) // 3] ^= 0xFF  # corrupt a byte inside the data pages
+    flipped.write_bytes(bytes(data))
+    truncated.write_bytes(truncated.read_bytes()[:200])  # a partial file
+    (store.shard_dir / ".leftover.parquet.tmp-1").write_bytes(b"half")
+    assert not store.is_done(shards[0]) and not store.is_done(shards[1])
+    second = run_sweep(TINY, tmp_path, jobs=1, backend="sequential", progress=False,
+                       resume=True)
+    assert second["computed"] == len(shards) - 5 + 2
+    assert not list(store.shard_dir.glob(".*tmp*"))
+    pd.testing.assert_frame_equal(table(tmp_path), reference)
+    lines = (tmp_path / "sessions.jsonl").read_text().splitlines()
+    assert [json.loads(line)["computed"] for line in lines] == [5, second["computed"]]
+
+
+def test_kill_and_resume_gives_the_uninterrupted_results(tmp_path, reference):
+    """SIGKILL a `nsrl reproduce` process mid-run, resume it: identical table."""
+    toml = tmp_path / "tiny.toml"
+    body = {k: v for k, v in TINY.to_dict().items() if v is not None}
+    toml.write_text("\n".join(f"{k} = {json.dumps(v)}" for k, v in body.items()) + "\n")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "nsrl.cli", "reproduce", "--preset", str(toml), "--out",
+           str(out), "--jobs", "1", "--backend", "sequential", "--no-plot"]
+    proc = subprocess.Popen(cmd + ["--resume"], stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list((out / "shards").glob("*.parquet"))) < 2:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = len(list((out / "shards").glob("*.parquet")))
+    assert 2 <= done < len(TINY.shards()), "the process should have been killed mid-run"
+    subprocess.run(cmd + ["--resume"], check=True, stderr=subprocess.DEVNULL)
+    pd.testing.assert_frame_equal(table(out), reference)
+
+
+def test_presets_and_toml(tmp_path):
+    paper = load_sweep("paper")
+    assert paper.scheme_iterations == 27 * 30 * 30 * 8 * 100
+    assert len(paper.shards()) == 810 and paper.shards()[27].mdp == 1  # MDP-major order
+    assert load_sweep("quick").scheme_iterations < paper.scheme_iterations / 50
+    bad = tmp_path / "bad.toml"
+    bad.write_text('n_states = [20]\nn_runz = 3\n')
+    with pytest.raises(ValueError, match="n_runz"):
+        load_sweep(str(bad))
+    with pytest.raises(ValueError, match="preset"):
+        load_sweep("no-such-preset")
+    with pytest.raises(ValueError, match="branching"):
+        Sweep(n_states=(5,), branching=(10,))
