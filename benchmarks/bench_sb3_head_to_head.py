@@ -7,8 +7,10 @@ slippery, converted with ``FiniteMDP.from_gymnasium``, gamma 0.99).
   through SB3's own ``make_vec_env("FrozenLake-v1")`` (the real episodic env). They learn from
   episodes started from the reset distribution nu.
 * nsrl schemes API, CPI+, PSDP, NSPI(10) with the rollout + cost-sensitive classification
-  operator (``nsrl.greedy.rollout``): they use a *generative model* (reset to any state and
-  action), which PPO does not have. Both count every simulator transition.
+  operator (``nsrl.greedy.rollout``, one-hot features, a decision tree, one rollout per state
+  and action, ``--per-call`` transitions per greedy step): they use a *generative model*
+  (reset to any state and action, nu uniform), which PPO does not have. Both count every
+  simulator transition.
 
 Every policy is tabulated and its exact loss computed: mu (v* - v_pi), mu uniform, and
 nu (v* - v_pi) (nu = start distribution; the same for a Garnet). Results are appended run by
@@ -34,7 +36,7 @@ import nsrl
 ROOT = Path(__file__).resolve().parents[1]
 CSV = ROOT / "benchmarks" / "results" / "sb3_head_to_head.csv"
 FIGURE = ROOT / "docs" / "sb3_head_to_head.png"
-FIELDS = ["problem", "learner", "seed", "samples", "loss", "loss_start", "wall_s"]
+FIELDS = ["problem", "learner", "seed", "samples", "loss", "loss_start", "wall_s", "cpu_s"]
 PROBLEMS = ("garnet", "frozenlake")
 SB3_LEARNERS = ("ppo", "a2c", "dqn")
 NSRL_SCHEMES = ("api", "cpi+", "psdp", "nspi(10)")
@@ -64,10 +66,18 @@ def append_rows(path: Path, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def rows_of(problem, learner, seed, mdp, checkpoints, wall):
+def rows_of(problem, learner, seed, mdp, checkpoints, wall, cpu):
     return [{"problem": problem, "learner": learner, "seed": seed, "samples": int(n),
              "loss": nsrl.loss(mdp, pi), "loss_start": nsrl.loss(mdp, pi, mu=mdp.start),
-             "wall_s": round(wall, 2)} for n, pi in checkpoints]
+             "wall_s": round(wall, 2), "cpu_s": round(cpu, 2)} for n, pi in checkpoints]
+
+
+def timed(fn, *args, **kwargs):
+    """``(result, wall seconds, CPU seconds of this process)``; CPU time is what a shared,
+    loaded machine does not distort."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
 def run_sb3(problem: str, algo: str, seed: int, budget: int):
@@ -79,29 +89,34 @@ def run_sb3(problem: str, algo: str, seed: int, budget: int):
     env = None
     if problem == "frozenlake":
         env = make_vec_env("FrozenLake-v1", n_envs=CONFIGS[algo].num_envs, seed=seed)
-    start = time.perf_counter()
-    checkpoints = learn(algo, mdp, budget, seed, env=env)
-    return mdp, checkpoints, time.perf_counter() - start
+    checkpoints, wall, cpu = timed(learn, algo, mdp, budget, seed, env=env)
+    return mdp, checkpoints, wall, cpu
+
+
+# Rollout settings of the nsrl schemes: one rollout per (state, action), truncated and
+# discounted at horizon H. H was picked on seed 0 from {20, 50, 100, geometric}: the shortest
+# horizon that still sees FrozenLake's distant reward.
+NSRL_HORIZON = {"garnet": 20, "frozenlake": 100}
 
 
 def run_nsrl(problem: str, scheme: str, seed: int, budget: int, per_call: int):
-    from nsrl.envs import FiniteMDPVectorEnv
     from sklearn.tree import DecisionTreeClassifier
 
+    from nsrl.envs import FiniteMDPVectorEnv
     from nsrl.greedy.rollout import RolloutCSC
 
     mdp = make_problem(problem, seed)
-    env = FiniteMDPVectorEnv(mdp, 1)
-    operator = RolloutCSC(env, DecisionTreeClassifier(random_state=0), budget=per_call,
-                          features="onehot")
-    n_iterations = max(1, budget // per_call)
-    start = time.perf_counter()
-    hist = nsrl.run(nsrl.make_scheme(scheme), operator, n_iterations,
-                    rng=np.random.default_rng(seed), mdp=mdp, keep_outputs=True)
-    wall = time.perf_counter() - start
-    keep = hist.samples <= budget
-    checkpoints = [(n, pi) for n, pi, k in zip(hist.samples, hist.outputs, keep, strict=True) if k]
-    return mdp, checkpoints, wall
+    # The schemes draw greedy states from nu: the generative model lets them reset anywhere,
+    # so nu is uniform (the paper's choice), also on FrozenLake whose own start is state 0.
+    model = nsrl.FiniteMDP(mdp.P, mdp.R, mdp.gamma)
+    operator = RolloutCSC(FiniteMDPVectorEnv(model, 1), DecisionTreeClassifier(random_state=0),
+                          budget=per_call, features="onehot", horizon=NSRL_HORIZON[problem])
+    hist, wall, cpu = timed(nsrl.run, nsrl.make_scheme(scheme), operator,
+                            max(1, budget // per_call), rng=np.random.default_rng(seed),
+                            mdp=model, keep_outputs=True)
+    checkpoints = [(n, pi) for n, pi in zip(hist.samples, hist.outputs, strict=True)
+                   if n <= 1.01 * budget]
+    return mdp, checkpoints, wall, cpu
 
 
 def at_budgets(df, grid):

@@ -44,15 +44,17 @@ class SB3Config:
 
 
 CONFIGS = {
-    # PPO: 16 x 128 = 2048 transitions per update (SB3's default batch), 4 epochs.
-    "ppo": SB3Config("ppo", 16, {"n_steps": 128, "batch_size": 256, "n_epochs": 4}),
-    # A2C: SB3 defaults (5 steps per env and update, RMSprop 7e-4).
-    "a2c": SB3Config("a2c", 16, {"n_steps": 5}),
-    # DQN: 4 envs, one gradient step per vector step (one per 4 transitions, as SB3's
-    # default train_freq=4 with one env); target network every 1000 vector steps.
-    "dqn": SB3Config("dqn", 4, {"train_freq": 1, "gradient_steps": 1, "learning_starts": 1000,
-                                "buffer_size": 200_000, "target_update_interval": 1000,
-                                "exploration_fraction": 0.2, "learning_rate": 5e-4}),
+    # PPO: 64 envs x 32 steps = 2048 transitions per update (SB3's default batch), 4 epochs
+    # of minibatches of 256; many envs make SB3's per-step Python overhead small.
+    "ppo": SB3Config("ppo", 64, {"n_steps": 32, "batch_size": 256, "n_epochs": 4}),
+    # A2C: SB3 defaults (5 steps per env and update, RMSprop 7e-4) on 32 envs.
+    "a2c": SB3Config("a2c", 32, {"n_steps": 5}),
+    # DQN: 16 envs, one gradient step of 128 transitions per vector step (16 transitions):
+    # 8 replayed transitions per new one, as SB3's defaults (batch 32, train_freq 4).
+    "dqn": SB3Config("dqn", 16, {"train_freq": 1, "gradient_steps": 1, "batch_size": 128,
+                                 "learning_starts": 1000, "buffer_size": 200_000,
+                                 "target_update_interval": 2000, "exploration_fraction": 0.2,
+                                 "learning_rate": 5e-4}),
 }
 ALGOS = {"ppo": PPO, "a2c": A2C, "dqn": DQN}
 
