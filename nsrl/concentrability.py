@@ -37,6 +37,7 @@ periodic sequence, which is followed until it repeats, so "``c(i) = inf`` for so
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +66,9 @@ class _Reach:
         return bool(self.bad[k:].any() or self.bad[self.start :].any())
 
 
+_REACH_CAP = 1_000_000  # steps before the reachable sets must have repeated
+
+
 def _reachability(start: np.ndarray, adj: np.ndarray, forbidden: np.ndarray, cap: int) -> _Reach:
     adj_int = adj.astype(np.int64)
     x, seen, bad = start.copy(), {}, []
@@ -77,7 +81,7 @@ def _reachability(start: np.ndarray, adj: np.ndarray, forbidden: np.ndarray, cap
         closure |= x
         bad.append(bool((x & forbidden).any()))
         x = (x.astype(np.int64) @ adj_int) > 0
-    raise RuntimeError(f"the reachable sets did not repeat within {cap} steps; raise max_terms.")
+    raise RuntimeError(f"the sets of reachable states did not repeat within {cap} steps.")
 
 
 def _ratio_max(num: np.ndarray, nu: np.ndarray) -> float:
@@ -262,7 +266,7 @@ def concentrability(
     Examples:
         >>> import nsrl
         >>> conc = concentrability(nsrl.garnet(20, 2, 5, gamma=0.9, seed=0), m=(5,))
-        >>> conc.C_pi_star <= conc.C1_pi_star() <= conc.C1(0) <= conc.C2(1, 0)
+        >>> conc.C_pi_star <= conc.C1_pi_star() <= conc.C1(0)
         True
     """
     mdp = check_mdp(mdp)
@@ -275,28 +279,26 @@ def concentrability(
     actions = _check_policy_actions(pi_star, mdp)
     P_star = mdp.P[np.arange(S), actions]
     support, forbidden = mu > 0, nu == 0
-    reach = _reachability(support, (mdp.P > 0).any(axis=1), forbidden, max_terms)
-    reach_star = _reachability(support, P_star > 0, forbidden, max_terms)
-    C_pi_star = _c_pi_star_exact(mdp, P_star, mu, nu, reach_star)
+    reach = _reachability(support, (mdp.P > 0).any(axis=1), forbidden, _REACH_CAP)
+    reach_star = _reachability(support, P_star > 0, forbidden, _REACH_CAP)
+    fixed = dict(gamma=mdp.gamma, C_pi_star=_c_pi_star_exact(mdp, P_star, mu, nu, reach_star),
+                 pi_star=actions, _reach=reach, _reach_star=reach_star)
     P_all, P_one = sp.csr_matrix(mdp.P.reshape(S * A, S)), sp.csr_matrix(P_star)
     W, W_star = np.eye(S), np.eye(S)
     c, c_star = [], []
-    conc = None
     for i in range(max_terms + 1):
         # W = W_i (columns: targets); its rows over R bound every later c(j), j >= i.
         if i % 8 == 0 or i == max_terms:
             conc = Concentrability(
-                mdp.gamma, np.array(c), np.array(c_star), _tail_bound(W[reach.closure], nu),
-                _tail_bound(W_star[reach_star.closure], nu), C_pi_star, actions, False,
-                reach, reach_star,
+                c=np.array(c), c_pi_star=np.array(c_star), converged=False,
+                c_tail=_tail_bound(W[reach.closure], nu),
+                c_pi_star_tail=_tail_bound(W_star[reach_star.closure], nu), **fixed,
             )
-            if (i >= min_terms and conc._tails_ok(ms, tol)) or i == max_terms:
-                break
+            done = i >= min_terms and conc._tails_ok(ms, tol)
+            if done or i == max_terms:
+                return dataclasses.replace(conc, converged=done)
         c.append(np.inf if reach.is_inf(i) else _ratio_max(mu @ W, nu))
         c_star.append(np.inf if reach_star.is_inf(i) else _ratio_max(mu @ W_star, nu))
         W = (P_all @ W).reshape(S, A, S).max(axis=1)
         W_star = P_one @ W_star
-    return Concentrability(
-        conc.gamma, conc.c, conc.c_pi_star, conc.c_tail, conc.c_pi_star_tail, C_pi_star,
-        actions, conc._tails_ok(ms, tol), reach, reach_star,
-    )
+    raise AssertionError("unreachable: the loop returns at i == max_terms")
