@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-EXTENSIONS: list[str] = ["nsrl.experiments.cli", "nsrl.bounds_cli"]
+EXTENSIONS: list[str] = ["nsrl.experiments.cli", "nsrl.bounds_cli", "nsrl.compare"]
 
 
 class UsageError(ValueError):
@@ -100,8 +100,21 @@ def make_operator(args, mdp):
     return factory(args, mdp)
 
 
+def _sample_operator(name: str):
+    """Factory of a sample-based operator (nsrl.compare), ``--samples`` transitions per call."""
+
+    def factory(args, mdp):
+        from nsrl.compare import sample_operator
+
+        if args.samples < 1:
+            raise UsageError(f"--samples should be >= 1, got {args.samples}.")
+        return sample_operator(name, mdp, args.samples)
+
+    return factory
+
+
 # Further operators register here: name -> factory(args, mdp) -> operator.
-OPERATORS: dict = {}
+OPERATORS: dict = {name: _sample_operator(name) for name in ("rollout-csc", "rollout-reg", "lstdq")}
 
 
 def _cmd_run(args) -> int:
@@ -155,7 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--iterations", type=int, default=100)
     p.add_argument("--noise", type=float, default=0.1, help="noise amplitude iota (0.1)")
     p.add_argument("--operator", default="projected",
-                   help="greedy operator: exact, projected (default)")
+                   help="greedy operator: exact, projected (default), rollout-csc, rollout-reg, "
+                   "lstdq")
+    p.add_argument("--samples", type=int, default=10_000,
+                   help="transitions per greedy call of a sample-based operator (10000)")
     p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_run)
