@@ -1,0 +1,219 @@
+"""``nsrl compare``: exact loss against samples used, sample-based operators beside exact ones.
+
+A *learner* is ``learner(mdp, budget, seed) -> [(samples_used, policy), ...]``: the policy it
+would output after each number of environment transitions, to be judged by its exact loss
+``mu (v* - v_pi)`` on ``mdp``. Every (scheme, operator) pair is a learner
+(:func:`scheme_learner`); other learners register in :data:`LEARNERS` by name, e.g. the
+Stable-Baselines3 agents of ``nsrl.sb3_learners`` (``ppo``, ``a2c``, ``dqn``), which
+``--sb3 LIST`` loads.
+
+    nsrl compare --garnet 50,4,2 --schemes api,cpi(0.1),nspi(5)
+                 --operators rollout-csc,lstdq,exact --budget 200000 --seeds 3 --out DIR
+
+writes ``DIR/compare.csv`` (one row per checkpoint: learner, seed, samples, loss, memory)
+and ``DIR/compare.png`` (mean loss over seeds against samples; model-based operators, which
+draw no samples, as horizontal lines at their final loss).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from nsrl.cli import UsageError, add_problem_arguments, load_problem
+
+# name -> learner(mdp, budget, seed) -> [(samples_used, policy), ...]
+LEARNERS: dict = {}
+
+SAMPLE_OPERATORS = ("rollout-csc", "rollout-reg", "lstdq")
+MODEL_OPERATORS = ("exact", "projected")
+
+
+def sample_operator(name: str, mdp, samples: int):
+    """The sample-based operator ``name`` on the native vector env of ``mdp``.
+
+    ``samples`` transitions per greedy call; rollouts use a geometric horizon (unbiased Q)
+    and one rollout per state and action; estimators are linear in the MDP's features Phi
+    (one-hot without), like the paper's projection: LogisticRegression for ``rollout-csc``,
+    Ridge per action for ``rollout-reg``, LSTD-Q on Phi for ``lstdq``.
+    """
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    from nsrl.envs import FiniteMDPVectorEnv
+    from nsrl.greedy import LSTDQ, RolloutCSC, RolloutRegression
+
+    env = FiniteMDPVectorEnv(mdp, num_envs=1)
+    if name == "rollout-csc":
+        return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=samples)
+    if name == "rollout-reg":
+        return RolloutRegression(env, Ridge(alpha=1e-3), budget=samples)
+    if name == "lstdq":
+        return LSTDQ(env, budget=samples, ridge=1e-4)
+    raise ValueError(f"unknown sample-based operator {name!r}; expected one of "
+                     f"{', '.join(SAMPLE_OPERATORS)}.")
+
+
+def scheme_learner(scheme_name: str, operator_name: str, iterations: int = 20, noise=0.1):
+    """The learner that runs ``scheme_name`` with ``operator_name`` (see module docstring).
+
+    A sample-based operator gets ``budget // iterations`` transitions per greedy call and
+    the run stops once ``budget`` transitions are used (CPI+'s value estimates count), or
+    after ``iterations``; a model-based one (exact, projected) runs ``iterations`` and
+    gives one checkpoint at 0 samples.
+    """
+    from nsrl.greedy import ExactGreedy, ProjectedGreedy
+    from nsrl.policies import Constant
+    from nsrl.schemes import make_scheme
+
+    make_scheme(scheme_name)  # fail early on a bad name
+    if operator_name not in SAMPLE_OPERATORS + MODEL_OPERATORS:
+        raise ValueError(f"unknown operator {operator_name!r}; expected one of "
+                         f"{', '.join(SAMPLE_OPERATORS + MODEL_OPERATORS)}.")
+
+    def learner(mdp, budget, seed):
+        rng = np.random.default_rng(seed)
+        scheme = make_scheme(scheme_name)
+        if operator_name == "exact":
+            op = ExactGreedy(mdp)
+        elif operator_name == "projected":
+            op = ProjectedGreedy(mdp, noise=noise)
+        else:
+            op = sample_operator(operator_name, mdp, max(1, budget // iterations))
+        scheme.start(Constant(0))
+        out = []
+        for _ in range(iterations):
+            scheme.step(op, rng)
+            used = getattr(op, "samples_used", 0)
+            out.append((used, scheme.output))
+            if used >= budget:
+                break
+        return out if hasattr(op, "samples_used") else out[-1:]
+
+    learner.__name__ = f"{scheme_name}/{operator_name}"
+    return learner
+
+
+def load_sb3(names: list[str]) -> dict:
+    """The SB3 learners ``names``, from ``nsrl.sb3_learners`` (or ``nsrl.sb3``)."""
+    module = None
+    for candidate in ("nsrl.sb3_learners", "nsrl.sb3"):
+        try:
+            module = importlib.import_module(candidate)
+        except ImportError as exc:
+            error = exc
+            continue
+        if hasattr(module, "LEARNERS"):
+            break
+    if module is None:
+        raise UsageError(f"--sb3 needs nsrl's Stable-Baselines3 learners, which did not import "
+                         f"({error}); install the extra: pip install 'nsrl[sb3]'.")
+    LEARNERS.update(getattr(module, "LEARNERS", {}))
+    missing = [n for n in names if n not in LEARNERS]
+    if missing:
+        raise UsageError(f"unknown SB3 learner(s) {missing}; available: {sorted(LEARNERS)}.")
+    return {n: LEARNERS[n] for n in names}
+
+
+def compare(mdp, learners: dict, budget: int, seeds, progress=None):
+    """Rows ``(learner, seed, checkpoint, samples, loss, memory)`` for every learner and seed."""
+    import pandas as pd
+
+    from nsrl.exact import backend
+
+    rows = []
+    for name, learner in learners.items():
+        for seed in seeds:
+            for i, (samples, policy) in enumerate(learner(mdp, budget, seed)):
+                rows.append((name, seed, i, int(samples), backend(mdp).loss(policy),
+                             int(getattr(policy, "memory", 1))))
+            if progress:
+                progress(name, seed)
+    return pd.DataFrame(rows, columns=["learner", "seed", "checkpoint", "samples", "loss",
+                                       "memory"])
+
+
+def plot(df, path, title: str = "") -> None:
+    """Mean exact loss (band: +- one std over seeds) against samples used, log x."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9.5, 4.5))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (name, g) in enumerate(df.groupby("learner", sort=False)):
+        color = colors[i % len(colors)]
+        stats = g.groupby("checkpoint").agg(samples=("samples", "mean"), mean=("loss", "mean"),
+                                            std=("loss", "std")).fillna(0.0)
+        if (g["samples"] == 0).all():
+            ax.axhline(stats["mean"].iloc[-1], ls="--", lw=1, color=color,
+                       label=f"{name} (model, 0 samples)")
+            continue
+        ax.plot(stats["samples"], stats["mean"], marker=".", color=color, label=name)
+        ax.fill_between(stats["samples"], stats["mean"] - stats["std"],
+                        stats["mean"] + stats["std"], color=color, alpha=0.15)
+    ax.set_xscale("log")
+    ax.set_xlabel("environment transitions used")
+    ax.set_ylabel("exact loss  mu (v* - v_pi)")
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _split(text: str) -> list[str]:
+    # Scheme names contain commas only inside parentheses, e.g. "api(0.1)".
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [x for x in out + [cur.strip()] if x]
+
+
+def _cmd_compare(args) -> int:
+    if args.budget < 1 or args.seeds < 1 or args.iterations < 1:
+        raise UsageError(f"--budget, --seeds and --iterations should be >= 1, got "
+                         f"{args.budget}, {args.seeds}, {args.iterations}.")
+    mdp = load_problem(args)
+    learners = {}
+    for scheme in _split(args.schemes):
+        for op in _split(args.operators):
+            learners[f"{scheme}/{op}"] = scheme_learner(scheme, op, args.iterations)
+    if args.sb3:
+        learners.update(load_sb3(_split(args.sb3)))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    df = compare(mdp, learners, args.budget, range(args.seed, args.seed + args.seeds),
+                 progress=lambda n, s: print(f"  {n} seed {s}", file=sys.stderr))
+    df.to_csv(out / "compare.csv", index=False)
+    plot(df, out / "compare.png", repr(mdp))
+    final = df.sort_values("checkpoint").groupby(["learner", "seed"]).last()
+    summary = final.groupby("learner", sort=False).agg(samples=("samples", "mean"),
+                                                       loss=("loss", "mean"))
+    print(summary.to_string(float_format=lambda x: f"{x:.4g}"))
+    print(f"wrote {out / 'compare.csv'} and {out / 'compare.png'}", file=sys.stderr)
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    """Register ``nsrl compare``."""
+    p = subparsers.add_parser("compare", help="exact loss vs samples: sample-based vs exact")
+    add_problem_arguments(p)
+    p.add_argument("--schemes", default="api,cpi(0.1),nspi(5)", help="comma-separated schemes")
+    p.add_argument("--operators", default="rollout-csc,lstdq,exact",
+                   help="rollout-csc, rollout-reg, lstdq, exact, projected")
+    p.add_argument("--budget", type=int, default=100_000, help="transitions per run")
+    p.add_argument("--iterations", type=int, default=20, help="scheme iterations per run (20)")
+    p.add_argument("--seeds", type=int, default=3, help="runs per learner (3)")
+    p.add_argument("--seed", type=int, default=0, help="first run seed (0)")
+    p.add_argument("--sb3", default="", help="also SB3 learners, e.g. ppo,a2c,dqn")
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(func=_cmd_compare)
