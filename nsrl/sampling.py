@@ -221,7 +221,9 @@ class EnvSampler:
         return np.array([self._reset()[1] for _ in range(n)])
 
     def observe(self, states) -> np.ndarray:
-        """The observation of each state, as ``reset(options={"state": s})`` returns it."""
+        """The observation of each state (reset-to-state, unless observations are indices)."""
+        if hasattr(self.env.observation_space, "n"):  # Discrete: observation = state index
+            return np.asarray(states)
         return np.array([self._reset(s)[0] for s in states])
 
     def _episode(self, plan, obs, first, length, horizon, rng) -> tuple[float, int, object]:
