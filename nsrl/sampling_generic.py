@@ -29,7 +29,14 @@ class EnvSampler:
     def _reset(self, state=None):
         opts = None if state is None else {"state": int(state)}
         obs, info = self.env.reset(options=opts)
-        return obs, info.get("state", obs)
+        got = info.get("state", obs)
+        if state is not None and np.ndim(got) == 0 and int(got) != int(state):
+            raise ValueError(
+                f"{self.env!r} ignored reset(options={{'state': {int(state)}}}) (it started in "
+                f"{int(got)}): rollouts need reset-to-state; use LSTDQ, which does not, or an "
+                f"nsrl env (nsrl.envs.FiniteMDPEnv(FiniteMDP.from_gymnasium(env)))."
+            )
+        return obs, got
 
     def start(self, n: int, rng) -> np.ndarray:
         """``n`` states from the env's reset distribution."""

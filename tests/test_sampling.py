@@ -145,3 +145,10 @@ def test_vector_env_without_generative_model_is_refused():
     envs = gym.vector.SyncVectorEnv([lambda: gym.make("Garnet-v0")])
     with pytest.raises(TypeError, match="batched generative model"):
         make_sampler(envs)
+
+
+def test_env_ignoring_reset_to_state_is_refused():
+    sampler = make_sampler(gym.make("FrozenLake-v1"), gamma=0.9)
+    with pytest.raises(ValueError, match="ignored reset"):
+        sampler.rollouts(nsrl.constant(0), np.array([5]), np.array([0]),
+                         np.random.default_rng(0))
