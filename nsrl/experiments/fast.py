@@ -23,7 +23,13 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.experiments.kernels import Batch
+from nsrl.experiments.window import SlidingLoop
 from nsrl.schemes import API, CPI, NSPI, PSDP, APIAlpha, CPIAlpha, CPIPlus, make_scheme
+
+# NSPI(m) slides its window (one dense product per iteration) when m >= 10 and
+# m * branching >= 20 (measured with benchmarks/bench_sweep.py); below, m sparse products
+# per iteration are cheaper than one dense product.
+SLIDING_MIN = 20
 
 
 def simulate(mdp, scheme, rngs, n_iterations: int = 100, noise: float = 0.1,
@@ -111,13 +117,23 @@ def _psdp(b: Batch, U, out) -> None:
 
 
 def _nspi(b: Batch, m: int, U, out) -> None:
-    """NSPI(m): window[r, 0] is the newest policy, which acts first."""
+    """NSPI(m): window[r, 0] is the newest policy, which acts first.
+
+    Long windows use the sliding composition of :mod:`nsrl.experiments.window` (one dense
+    product per iteration); short ones rebuild the m sparse products (cheaper then).
+    """
     window = np.zeros((U.shape[0], m, b.n), dtype=np.int64)
-    v = b.loop_value(window)
+    long = m >= 10 and m * b.nxt.shape[2] >= SLIDING_MIN
+    sliding = SlidingLoop(b, window) if long else None
+    v = sliding.value() if sliding else b.loop_value(window)
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
         window = np.concatenate([acts[:, None], window[:, :-1]], axis=1)
-        v = b.loop_value(window)
+        if sliding:
+            sliding.push(acts, window)
+            v = sliding.value()
+        else:
+            v = b.loop_value(window)
         out["loss"][:, k], out["memory"][:, k] = b.loss(v), m
 
 
@@ -197,8 +213,7 @@ def _line_search(b: Batch, T, Ppi, rpi, acts, alpha):
     owner, steps = np.array(owner, dtype=np.int64), np.array(steps)
     v_new = np.zeros((len(T), b.n))
     if owner.size:
-        _, Pc, rc = _mix(b, T[owner], Ppi[owner], rpi[owner], acts[owner], steps)
-        vc = b.evaluate(Pc, rc)
+        vc = b.evaluate_mixtures(Ppi, rpi, acts, owner, steps)
         score = vc @ b.mdp.start
         for r in np.unique(owner):
             mine = np.flatnonzero(owner == r)

@@ -37,6 +37,30 @@ def _propagate(nxt, probs, gamma, acts, M, out):  # pragma: no cover - compiled
                 row[t] *= gamma
 
 
+@njit(cache=True)
+def _mixed_systems(P, R, gamma, Ppi, rpi, acts, owner, steps, A, b):  # pragma: no cover
+    """A[c] = I - gamma P_c, b[c] = r_c for the mixtures (1 - a) pi_o + a pi'_o (CPI+).
+
+    One pass per candidate c (owner o, step a), without temporaries; a == 1 is pi'_o itself
+    (Mixture.step returns the greedy policy), as in nsrl.schemes.cpi.
+    """
+    n = P.shape[0]
+    for c in range(owner.shape[0]):
+        o, a = owner[c], steps[c]
+        for s in range(n):
+            x = acts[o, s]
+            row = A[c, s]
+            if a == 1.0:
+                for t in range(n):
+                    row[t] = -gamma * P[s, x, t]
+                b[c, s] = R[s, x]
+            else:
+                for t in range(n):
+                    row[t] = -gamma * ((1.0 - a) * Ppi[o, s, t] + a * P[s, x, t])
+                b[c, s] = (1.0 - a) * rpi[o, s] + a * R[s, x]
+            row[s] += 1.0
+
+
 class Batch:
     """The per-MDP constants of the fast path and its batched operations.
 
@@ -110,6 +134,13 @@ class Batch:
     def evaluate(self, Ppi: np.ndarray, rpi: np.ndarray) -> np.ndarray:
         """v = (I - gamma P_pi)^{-1} r_pi, one batched LU solve."""
         return np.linalg.solve(self.eye - self.gamma * Ppi, rpi[..., None])[..., 0]
+
+    def evaluate_mixtures(self, Ppi, rpi, acts, owner, steps) -> np.ndarray:
+        """Values of the mixtures (1 - steps[c]) pi_{owner[c]} + steps[c] pi'_{owner[c]}."""
+        A = np.empty((owner.size, self.n, self.n))
+        rhs = np.empty((owner.size, self.n))
+        _mixed_systems(self.mdp.P, self.mdp.R, self.gamma, Ppi, rpi, acts, owner, steps, A, rhs)
+        return np.linalg.solve(A, rhs[..., None])[..., 0]
 
     def occupancy(self, Ppi: np.ndarray) -> np.ndarray:
         """d_{pi,nu} = (1 - gamma) nu (I - gamma P_pi)^{-1}, clipped and normalised."""
