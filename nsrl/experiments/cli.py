@@ -8,6 +8,7 @@ nsrl plot DIR
 
 from __future__ import annotations
 
+import signal
 import sys
 
 from nsrl.cli import UsageError
@@ -45,6 +46,8 @@ def _cmd_reproduce(args) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError(f"--limit should be >= 1, got {args.limit}.")
     sweep = load_sweep(args.preset)
+    # SIGTERM (kill PID) ends like Ctrl-C: the session's wall time is logged on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print(f"nsrl reproduce: sweep {sweep.name!r}, {len(sweep.shards())} shards, "
           f"{sweep.scheme_iterations:,} scheme-iterations -> {args.out}", file=sys.stderr)
     result = run_sweep(sweep, args.out, jobs=args.jobs, backend=args.backend,

@@ -82,11 +82,23 @@ def markdown(df: pd.DataFrame, fmt: str = ".3f") -> str:
 
 
 def _wall_time(out: Path) -> tuple[float, int]:
+    """Total computing time over the sessions of sessions.jsonl, and their number.
+
+    A session that ended (even by Ctrl-C or SIGTERM) has an "end" record; one that was
+    killed outright counts up to its last finished shard.
+    """
     path = out / "sessions.jsonl"
     if not path.exists():
         return 0.0, 0
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return sum(r.get("wall_time", 0.0) for r in records), len(records)
+    wall: dict[str, float] = {}
+    for line in path.read_text().splitlines():
+        rec = json.loads(line) if line.strip() else {}
+        sid = rec.get("session")
+        if rec.get("event") == "end":
+            wall[sid] = rec["wall_time"]
+        elif rec.get("event") in ("start", "shard"):
+            wall[sid] = max(wall.get(sid, 0.0), rec.get("elapsed", 0.0))
+    return sum(wall.values()), len(wall)
 
 
 def _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out) -> str:

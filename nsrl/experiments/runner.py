@@ -8,6 +8,7 @@ or the order in which shards finish.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -108,26 +109,40 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     if limit is not None:
         todo = todo[:limit]
     start = time.time()
-    record = {"start": time.strftime("%Y-%m-%dT%H:%M:%S"), "jobs": jobs, "backend": backend,
-              "todo": len(todo), "total": len(shards)}
+    session = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    store.log_session({"event": "start", "session": session, "jobs": jobs, "backend": backend,
+                       "todo": len(todo), "total": len(shards)})
     computed = 0
-    if todo:
-        from joblib import delayed
-        from tqdm.auto import tqdm
-
-        parallel, ctx = _parallel(jobs, backend, scheduler)
-        bar = tqdm(total=len(shards), initial=len(shards) - len(todo), unit="shard",
-                   desc=sweep.name, disable=not progress, smoothing=0.05,
-                   mininterval=0.5 if sys.stderr.isatty() else 60)
-        with ctx, bar:
-            for shard, columns in parallel(delayed(compute_shard)(sweep.to_dict(), s)
-                                           for s in todo):
-                store.write(shard, columns)
-                computed += 1
-                bar.update(1)
-    record.update(computed=computed, end=time.strftime("%Y-%m-%dT%H:%M:%S"),
-                  wall_time=round(time.time() - start, 2))
-    store.log_session(record)
+    try:
+        if todo:
+            computed = _compute(store, sweep, todo, jobs, backend, scheduler, progress, session,
+                                start)
+    finally:  # also on Ctrl-C / SIGTERM; after SIGKILL the per-shard records remain
+        wall = round(time.time() - start, 2)
+        store.log_session({"event": "end", "session": session, "computed": computed,
+                           "wall_time": wall})
     done = len(shards) - len(todo) + computed
     return {"computed": computed, "done": done, "total": len(shards),
-            "wall_time": record["wall_time"], "out": str(Path(out))}
+            "wall_time": wall, "out": str(Path(out))}
+
+
+def _compute(store, sweep, todo, jobs, backend, scheduler, progress, session, start) -> int:
+    """Run the shards of ``todo`` and write each as it arrives; returns how many."""
+    from joblib import delayed
+    from tqdm.auto import tqdm
+
+    n_shards = len(sweep.shards())
+    parallel, ctx = _parallel(jobs, backend, scheduler)
+    bar = tqdm(total=n_shards, initial=n_shards - len(todo), unit="shard", desc=sweep.name,
+               disable=not progress, smoothing=0.05,
+               mininterval=0.5 if sys.stderr.isatty() else 60)
+    computed = 0
+    with ctx, bar:
+        for shard, columns in parallel(delayed(compute_shard)(sweep.to_dict(), s)
+                                       for s in todo):
+            store.write(shard, columns)
+            computed += 1
+            store.log_session({"event": "shard", "session": session, "shard": shard.name,
+                               "elapsed": round(time.time() - start, 2)})
+            bar.update(1)
+    return computed
