@@ -32,13 +32,14 @@ SAMPLE_OPERATORS = ("rollout-csc", "rollout-reg", "lstdq")
 MODEL_OPERATORS = ("exact", "projected")
 
 
-def sample_operator(name: str, mdp, samples: int):
+def sample_operator(name: str, mdp, samples: int, horizon=None, features=None):
     """The sample-based operator ``name`` on the native vector env of ``mdp``.
 
-    ``samples`` transitions per greedy call; rollouts use a geometric horizon (unbiased Q)
-    and one rollout per state and action; estimators are linear in the MDP's features Phi
-    (one-hot without), like the paper's projection: LogisticRegression for ``rollout-csc``,
-    Ridge per action for ``rollout-reg``, LSTD-Q on Phi for ``lstdq``.
+    ``samples`` transitions per greedy call; rollouts use the ``horizon`` H (default: a
+    geometric horizon, unbiased Q) and one rollout per state and action; estimators are
+    linear in ``features`` (default: the MDP's Phi, like the paper's projection, one-hot
+    without; or "onehot"): LogisticRegression for ``rollout-csc``, Ridge per action for
+    ``rollout-reg``, LSTD-Q for ``lstdq``.
     """
     from sklearn.linear_model import LogisticRegression, Ridge
 
@@ -47,22 +48,25 @@ def sample_operator(name: str, mdp, samples: int):
 
     env = FiniteMDPVectorEnv(mdp, num_envs=1)
     if name == "rollout-csc":
-        return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=samples)
+        return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=samples,
+                          horizon=horizon, features=features)
     if name == "rollout-reg":
-        return RolloutRegression(env, Ridge(alpha=1e-3), budget=samples)
+        return RolloutRegression(env, Ridge(alpha=1e-3), budget=samples, horizon=horizon,
+                                 features=features)
     if name == "lstdq":
-        return LSTDQ(env, budget=samples, ridge=1e-4)
+        return LSTDQ(env, budget=samples, ridge=1e-4, features=features)
     raise ValueError(f"unknown sample-based operator {name!r}; expected one of "
                      f"{', '.join(SAMPLE_OPERATORS)}.")
 
 
-def scheme_learner(scheme_name: str, operator_name: str, iterations: int = 20, noise=0.1):
+def scheme_learner(scheme_name: str, operator_name: str, iterations: int = 20, noise=0.1,
+                   **operator_args):
     """The learner that runs ``scheme_name`` with ``operator_name`` (see module docstring).
 
     A sample-based operator gets ``budget // iterations`` transitions per greedy call and
     the run stops once ``budget`` transitions are used (CPI+'s value estimates count), or
     after ``iterations``; a model-based one (exact, projected) runs ``iterations`` and
-    gives one checkpoint at 0 samples.
+    gives one checkpoint at 0 samples. ``operator_args`` go to :func:`sample_operator`.
     """
     from nsrl.greedy import ExactGreedy, ProjectedGreedy
     from nsrl.policies import Constant
@@ -81,7 +85,8 @@ def scheme_learner(scheme_name: str, operator_name: str, iterations: int = 20, n
         elif operator_name == "projected":
             op = ProjectedGreedy(mdp, noise=noise)
         else:
-            op = sample_operator(operator_name, mdp, max(1, budget // iterations))
+            op = sample_operator(operator_name, mdp, max(1, budget // iterations),
+                                 **operator_args)
         scheme.start(Constant(0))
         out = []
         for _ in range(iterations):
@@ -186,7 +191,8 @@ def _cmd_compare(args) -> int:
     learners = {}
     for scheme in _split(args.schemes):
         for op in _split(args.operators):
-            learners[f"{scheme}/{op}"] = scheme_learner(scheme, op, args.iterations)
+            learners[f"{scheme}/{op}"] = scheme_learner(
+                scheme, op, args.iterations, horizon=args.horizon, features=args.representation)
     if args.sb3:
         learners.update(load_sb3(_split(args.sb3)))
     out = Path(args.out)
@@ -212,6 +218,10 @@ def add_parser(subparsers) -> None:
                    help="rollout-csc, rollout-reg, lstdq, exact, projected")
     p.add_argument("--budget", type=int, default=100_000, help="transitions per run")
     p.add_argument("--iterations", type=int, default=20, help="scheme iterations per run (20)")
+    p.add_argument("--horizon", type=int, default=None,
+                   help="rollout horizon H (default: geometric, unbiased)")
+    p.add_argument("--representation", choices=["phi", "onehot"], default=None,
+                   help="state features of the sample-based operators (default: Phi)")
     p.add_argument("--seeds", type=int, default=3, help="runs per learner (3)")
     p.add_argument("--seed", type=int, default=0, help="first run seed (0)")
     p.add_argument("--sb3", default="", help="also SB3 learners, e.g. ppo,a2c,dqn")

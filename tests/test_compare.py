@@ -88,3 +88,13 @@ def test_bad_names_are_refused(tmp_path, capsys):
     code = main(["compare", "--garnet", "8,2,2", "--schemes", "api", "--operators", "magic",
                  "--budget", "100", "--out", str(tmp_path)])
     assert code == 2 and "unknown operator 'magic'" in capsys.readouterr().err
+
+
+def test_fixed_horizon_budget_is_spent_exactly(tmp_path):
+    code = main(["compare", "--garnet", "10,2,2", "--schemes", "api", "--operators",
+                 "rollout-reg", "--representation", "onehot", "--horizon", "5", "--budget",
+                 "3000", "--seeds", "1", "--iterations", "3", "--out", str(tmp_path)])
+    assert code == 0
+    df = pd.read_csv(tmp_path / "compare.csv")
+    # 1000 per call = 100 states x 2 actions x 1 rollout x 5 transitions, exactly.
+    assert df.samples.tolist() == [1000, 2000, 3000]
