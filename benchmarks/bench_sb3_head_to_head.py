@@ -10,7 +10,7 @@ slippery, converted with ``FiniteMDP.from_gymnasium``, gamma 0.99).
   operator (``nsrl.greedy.rollout``, one-hot features, a decision tree, one rollout per state
   and action, ``--per-call`` transitions per greedy step): they use a *generative model*
   (reset to any state and action, nu uniform), which PPO does not have. Both count every
-  simulator transition.
+  simulator transition. ``scheme/lstdq`` learners use LSTD-Q (one-hot features) instead.
 
 Every policy is tabulated and its exact loss computed: mu (v* - v_pi), mu uniform, and
 nu (v* - v_pi) (nu = start distribution; the same for a Garnet). Results are appended run by
@@ -18,6 +18,7 @@ run to a CSV (a run already there is skipped), so the script can be stopped and 
 
     python benchmarks/bench_sb3_head_to_head.py --part sb3 --seeds 5 --budget 1e6
     python benchmarks/bench_sb3_head_to_head.py --part nsrl --seeds 5 --budget 1e6
+    python benchmarks/bench_sb3_head_to_head.py --part nsrl --learners api/lstdq --seeds 3
     python benchmarks/bench_sb3_head_to_head.py --part report
 """
 
@@ -99,18 +100,25 @@ def run_sb3(problem: str, algo: str, seed: int, budget: int):
 NSRL_HORIZON = {"garnet": 20, "frozenlake": 100}
 
 
-def run_nsrl(problem: str, scheme: str, seed: int, budget: int, per_call: int):
+def run_nsrl(problem: str, learner: str, seed: int, budget: int, per_call: int):
+    """``learner`` is a scheme name (rollout + CSC operator) or ``scheme/lstdq``."""
     from sklearn.tree import DecisionTreeClassifier
 
     from nsrl.envs import FiniteMDPVectorEnv
+    from nsrl.greedy import LSTDQ
     from nsrl.greedy.rollout import RolloutCSC
 
     mdp = make_problem(problem, seed)
     # The schemes draw greedy states from nu: the generative model lets them reset anywhere,
     # so nu is uniform (the paper's choice), also on FrozenLake whose own start is state 0.
     model = nsrl.FiniteMDP(mdp.P, mdp.R, mdp.gamma)
-    operator = RolloutCSC(FiniteMDPVectorEnv(model, 1), DecisionTreeClassifier(random_state=0),
-                          budget=per_call, features="onehot", horizon=NSRL_HORIZON[problem])
+    env = FiniteMDPVectorEnv(model, 1)
+    scheme, _, op_name = learner.partition("/")
+    if op_name == "lstdq":
+        operator = LSTDQ(env, budget=per_call, features="onehot", ridge=1e-4)
+    else:
+        operator = RolloutCSC(env, DecisionTreeClassifier(random_state=0), budget=per_call,
+                              features="onehot", horizon=NSRL_HORIZON[problem])
     hist, wall, cpu = timed(nsrl.run, nsrl.make_scheme(scheme), operator,
                             max(1, budget // per_call), rng=np.random.default_rng(seed),
                             mdp=model, keep_outputs=True)
@@ -133,7 +141,7 @@ def at_budgets(df, grid):
             "problem": problem, "learner": learner, "seed": seed, "budget": grid[ok],
             "loss": g["loss"].to_numpy()[idx[ok]],
             "loss_start": g["loss_start"].to_numpy()[idx[ok]],
-            "wall_s": g["wall_s"].iloc[0]}))
+            "wall_s": g["wall_s"].iloc[0], "cpu_s": g["cpu_s"].iloc[0]}))
     return pd.concat(out, ignore_index=True)
 
 
@@ -149,17 +157,17 @@ def report(folder: Path, figure: Path) -> None:
     table = at_budgets(df, np.array([1e4, 1e5, 1e6]))
     stats = table.groupby(["problem", "learner", "budget"]).agg(
         loss=("loss", "mean"), loss_sd=("loss", "std"), start=("loss_start", "mean"),
-        seeds=("seed", "nunique"), wall=("wall_s", "mean")).reset_index()
+        seeds=("seed", "nunique"), wall=("wall_s", "mean"), cpu=("cpu_s", "mean")).reset_index()
     print("| problem | learner | seeds | loss @1e4 | loss @1e5 | loss @1e6 | "
-          "start-loss @1e6 | wall (s, whole run) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "start-loss @1e6 | wall s | CPU s |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for (problem, learner), g in stats.groupby(["problem", "learner"]):
         cells = {b: f"{r.loss:.3f} ± {r.loss_sd:.3f}" for b, r in
                  zip(g["budget"], g.itertuples(), strict=True)}
         last = g.iloc[-1]
         print(f"| {problem} | {learner} | {int(last.seeds)} | " + " | ".join(
             cells.get(b, "-") for b in (1e4, 1e5, 1e6))
-            + f" | {last.start:.3f} | {last.wall:.0f} |")
+            + f" | {last.start:.3f} | {last.wall:.0f} | {last.cpu:.0f} |")
     grid = np.geomspace(1e3, 1e6, 40)
     curves = at_budgets(df, grid)
     panels = [("garnet", "loss", "Garnet(100, 4, 2): mu(v* - v_pi), mu uniform"),
@@ -187,7 +195,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=1e6)
     parser.add_argument("--learners", default=None, help="comma list (default: all of part)")
     parser.add_argument("--problems", default=",".join(PROBLEMS))
-    parser.add_argument("--per-call", type=int, default=20_000,
+    parser.add_argument("--per-call", type=int, default=25_000,
                         help="transitions per greedy step of the nsrl schemes")
     parser.add_argument("--out", type=Path, default=CSV)
     args = parser.parse_args()
