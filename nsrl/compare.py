@@ -140,26 +140,37 @@ def compare(mdp, learners: dict, budget: int, seeds, progress=None):
                                        "memory"])
 
 
+_STYLES = {"rollout-csc": ("-", "o"), "rollout-reg": ("-.", "^"), "lstdq": (":", "s")}
+
+
 def plot(df, path, title: str = "") -> None:
-    """Mean exact loss (band: +- one std over seeds) against samples used, log x."""
+    """Mean exact loss (band: +- one std over seeds) against samples used, log x.
+
+    One colour per scheme (or other learner), one line style per operator; model-based
+    operators are dashed horizontal lines at their final loss.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9.5, 4.5))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, (name, g) in enumerate(df.groupby("learner", sort=False)):
-        color = colors[i % len(colors)]
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors: dict = {}
+    for name, g in df.groupby("learner", sort=False):
+        scheme, _, op = name.partition("/")
+        color = colors.setdefault(scheme, cycle[len(colors) % len(cycle)])
         stats = g.groupby("checkpoint").agg(samples=("samples", "mean"), mean=("loss", "mean"),
                                             std=("loss", "std")).fillna(0.0)
         if (g["samples"] == 0).all():
             ax.axhline(stats["mean"].iloc[-1], ls="--", lw=1, color=color,
                        label=f"{name} (model, 0 samples)")
             continue
-        ax.plot(stats["samples"], stats["mean"], marker=".", color=color, label=name)
+        ls, marker = _STYLES.get(op, ("-", "."))
+        ax.plot(stats["samples"], stats["mean"], ls=ls, marker=marker, ms=3, color=color,
+                label=name)
         ax.fill_between(stats["samples"], stats["mean"] - stats["std"],
-                        stats["mean"] + stats["std"], color=color, alpha=0.15)
+                        stats["mean"] + stats["std"], color=color, alpha=0.12)
     ax.set_xscale("log")
     ax.set_xlabel("environment transitions used")
     ax.set_ylabel("exact loss  mu (v* - v_pi)")
