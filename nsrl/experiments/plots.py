@@ -3,8 +3,8 @@
 One panel per scheme, the same x and y range on every panel of a figure, the mean loss as
 a line and three grey bands, from dark to light: mean +- Std[E[L|M]] (variability across
 MDPs of the mean), mean +- E[Std[L|M]] (average within-MDP std), mean +- Std[Std[L|M]]
-(variability across MDPs of the std). The light bands are drawn first so the dark one
-stays visible where they overlap.
+(variability across MDPs of the std). Each grey stays with its statistic; the widest band
+is drawn first so that the narrower ones stay visible on top of it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _limits(stats) -> tuple[float, float]:
 def _panel(ax, s) -> None:
     s = s.sort_values("iteration")
     k, m = s["iteration"].to_numpy(), s["mean"].to_numpy()
-    for col, grey, label in BANDS:
+    for col, grey, label in sorted(BANDS, key=lambda band: -s[band[0]].mean()):
         d = s[col].to_numpy()
         ax.fill_between(k, m - d, m + d, color=grey, lw=0, label=label)
     ax.plot(k, m, color="k", lw=1.2, label="E[L]")
@@ -46,9 +46,12 @@ def plot_figure(stats, path, schemes, by: str | None = None, title: str = "") ->
         title: the figure title.
     """
     values = [None] if by is None else sorted(stats[by].unique())
-    fig, axes = plt.subplots(len(values), len(schemes), sharex=True, sharey=True,
-                             figsize=(2.1 * len(schemes), 1.9 * len(values) + 0.6),
-                             squeeze=False)
+    # The overall figure wraps its panels on two rows; conditioned ones have a row per value.
+    n_cols = len(schemes) if by is not None else (len(schemes) + 1) // 2
+    n_rows = len(values) if by is not None else -(-len(schemes) // n_cols)
+    fig, grid = plt.subplots(n_rows, n_cols, sharex=True, sharey=True,
+                             figsize=(2.2 * n_cols, 2.0 * n_rows + 0.6), squeeze=False)
+    axes = grid if by is not None else grid.reshape(1, -1)
     ylim = _limits(stats)
     for i, value in enumerate(values):
         rows = stats if by is None else stats[stats[by] == value]
@@ -61,10 +64,10 @@ def plot_figure(stats, path, schemes, by: str | None = None, title: str = "") ->
             ax.grid(alpha=0.3, lw=0.5)
             if i == 0:
                 ax.set_title(scheme, fontsize=10)
-            if i == len(values) - 1:
-                ax.set_xlabel("iteration k")
-        label = "loss" if by is None else f"{by} = {value}\nloss"
-        axes[i, 0].set_ylabel(label)
+    for ax in grid[-1]:
+        ax.set_xlabel("iteration k")
+    for i, row in enumerate(grid):
+        row[0].set_ylabel("loss" if by is None else f"{by} = {values[i]}\nloss")
     axes[0, -1].legend(fontsize=6, loc="upper right")
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()

@@ -135,7 +135,7 @@ def _instance(shard: Shard) -> tuple[int, int, int]:
 # The README default: a telling subset (deterministic to very stochastic dynamics, few and
 # many actions, every scheme) that finishes in well under two minutes on two cores.
 QUICK = Sweep(name="quick", n_states=(50,), n_actions=(2, 10), branching=(1, 2, 10),
-              n_mdps=5, n_runs=10)
+              n_mdps=8, n_runs=10)
 PAPER = Sweep(name="paper")
 PRESETS = {"quick": QUICK, "paper": PAPER}
 
