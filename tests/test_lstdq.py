@@ -3,13 +3,13 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+from test_sampling import CountingEnv, policies
 
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import LSTDQ
 from nsrl.policies import action_table
 from nsrl.sampling import Transitions
-from tests.test_sampling import CountingEnv, policies
 
 
 def exhaustive(mdp):

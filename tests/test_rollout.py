@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.tree import DecisionTreeClassifier
+from test_sampling import CountingEnv
 
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import RolloutCSC, RolloutRegression
 from nsrl.policies import action_table, stationary_table
-from tests.test_sampling import CountingEnv
 
 
 @pytest.fixture(scope="module")
