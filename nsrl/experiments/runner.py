@@ -112,22 +112,24 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     session = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     store.log_session({"event": "start", "session": session, "jobs": jobs, "backend": backend,
                        "todo": len(todo), "total": len(shards)})
-    computed = 0
+    written: list[str] = []  # filled shard by shard, so an interruption still counts them
     try:
         if todo:
-            computed = _compute(store, sweep, todo, jobs, backend, scheduler, progress, session,
-                                start)
+            _compute(store, sweep, todo, jobs, backend, scheduler, progress, session, start,
+                     written)
     finally:  # also on Ctrl-C / SIGTERM; after SIGKILL the per-shard records remain
         wall = round(time.time() - start, 2)
-        store.log_session({"event": "end", "session": session, "computed": computed,
+        store.log_session({"event": "end", "session": session, "computed": len(written),
                            "wall_time": wall})
+    computed = len(written)
     done = len(shards) - len(todo) + computed
     return {"computed": computed, "done": done, "total": len(shards),
             "wall_time": wall, "out": str(Path(out))}
 
 
-def _compute(store, sweep, todo, jobs, backend, scheduler, progress, session, start) -> int:
-    """Run the shards of ``todo`` and write each as it arrives; returns how many."""
+def _compute(store, sweep, todo, jobs, backend, scheduler, progress, session, start,
+             written: list) -> None:
+    """Run the shards of ``todo``, write each as it arrives and append its name to ``written``."""
     from joblib import delayed
     from tqdm.auto import tqdm
 
@@ -136,13 +138,11 @@ def _compute(store, sweep, todo, jobs, backend, scheduler, progress, session, st
     bar = tqdm(total=n_shards, initial=n_shards - len(todo), unit="shard", desc=sweep.name,
                disable=not progress, smoothing=0.05,
                mininterval=0.5 if sys.stderr.isatty() else 60)
-    computed = 0
     with ctx, bar:
         for shard, columns in parallel(delayed(compute_shard)(sweep.to_dict(), s)
                                        for s in todo):
             store.write(shard, columns)
-            computed += 1
+            written.append(shard.name)
             store.log_session({"event": "shard", "session": session, "shard": shard.name,
                                "elapsed": round(time.time() - start, 2)})
             bar.update(1)
-    return computed
