@@ -91,3 +91,17 @@ def test_refusals():
         LSTDQ(gym.make("CartPole-v1"), budget=10)
     with pytest.raises(ValueError, match="needs state-index"):
         LSTDQ(gym.make("CartPole-v1"), budget=10, gamma=0.9, features="onehot")
+
+
+def test_same_seeds_same_policies():
+    mdp = nsrl.garnet(15, 3, 2, seed=0)
+
+    def once(seed):
+        op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=600, value_rollouts=4)
+        h = nsrl.run(nsrl.CPIPlus(), op, 3, rng=np.random.default_rng(seed), keep_outputs=True)
+        return h.losses, h.samples
+
+    a, b, c = once(3), once(3), once(4)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert not np.array_equal(a[0], c[0])

@@ -152,3 +152,18 @@ def test_env_ignoring_reset_to_state_is_refused():
     with pytest.raises(ValueError, match="ignored reset"):
         sampler.rollouts(nsrl.constant(0), np.array([5]), np.array([0]),
                          np.random.default_rng(0))
+
+
+def test_generic_path_same_seed_same_numbers():
+    env = gym.make("Garnet-v0", n_states=5, n_actions=2, branching=2, gamma=0.7, seed=0)
+    sampler = make_sampler(env)
+    target = nsrl.Mixture([(0.5, nsrl.constant(0)), (0.5, nsrl.constant(1))])
+    runs = []
+    for seed in (5, 5, 6):
+        rng = np.random.default_rng(seed)
+        q = q_estimates(sampler, target, 20, rng)[0]
+        states, _ = sampler.occupancy_states(target, 30, rng)
+        runs.append((q, states))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    assert not np.array_equal(runs[0][0], runs[2][0])
