@@ -98,3 +98,19 @@ def test_fixed_horizon_budget_is_spent_exactly(tmp_path):
     df = pd.read_csv(tmp_path / "compare.csv")
     # 1000 per call = 100 states x 2 actions x 1 rollout x 5 transitions, exactly.
     assert df.samples.tolist() == [1000, 2000, 3000]
+
+
+def test_sb3_learners_are_loaded_from_their_module(monkeypatch, tmp_path):
+    import types
+
+    def fake(mdp, budget, seed):
+        return [(budget // 2, nsrl.constant(0)), (budget, nsrl.constant(1))]
+
+    monkeypatch.setitem(sys.modules, "nsrl.sb3_learners", types.SimpleNamespace(
+        LEARNERS={"fake": fake}))
+    monkeypatch.setattr(compare, "LEARNERS", {})
+    code = main(["compare", "--garnet", "8,2,2", "--schemes", "api", "--operators", "exact",
+                 "--budget", "100", "--seeds", "2", "--sb3", "fake", "--out", str(tmp_path)])
+    assert code == 0
+    df = pd.read_csv(tmp_path / "compare.csv")
+    assert df[df.learner == "fake"].samples.tolist() == [50, 100, 50, 100]
