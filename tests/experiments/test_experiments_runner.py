@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from nsrl.experiments.presets import Sweep, load_sweep
+from nsrl.experiments.report import _wall_time
 from nsrl.experiments.runner import compute_shard, run_sweep
 from nsrl.experiments.storage import Store
 
@@ -115,6 +116,8 @@ def test_kill_and_resume_gives_the_uninterrupted_results(tmp_path, reference):
     assert 2 <= done < len(TINY.shards()), "the process should have been killed mid-run"
     subprocess.run(cmd + ["--resume"], check=True, stderr=subprocess.DEVNULL)
     pd.testing.assert_frame_equal(table(out), reference)
+    wall, sessions = _wall_time(out)  # the killed session still counts, up to its last shard
+    assert sessions == 2 and wall > 0
 
 
 def test_presets_and_toml(tmp_path):
