@@ -21,7 +21,8 @@ class StateFeatures:
             observation itself, flattened), or "transformer".
         table: (n_states, p) array for kind "table" (Phi, or the identity for one-hot).
         transformer: a scikit-learn transformer for kind "transformer"; if it is not fitted
-            yet, it is fitted once on the first batch it sees and shared afterwards.
+            yet, it is fitted once on the first batch it sees and shared afterwards
+            (:func:`make_features` gives it a clone of an unfitted transformer).
     """
 
     def __init__(self, kind: str, table=None, transformer=None):
@@ -78,6 +79,10 @@ def make_features(spec, env, mdp) -> StateFeatures:
         spec = ("phi" if mdp is not None and mdp.features is not None else "onehot") if index \
             else "identity"
     if hasattr(spec, "transform"):
+        if not _is_fitted(spec):  # fit a clone: the caller's object is left untouched
+            from sklearn.base import clone
+
+            spec = clone(spec)
         return StateFeatures("transformer", transformer=spec)
     if isinstance(spec, str):
         if spec == "identity":
