@@ -101,6 +101,23 @@ def _wall_time(out: Path) -> tuple[float, int]:
     return sum(wall.values()), len(wall)
 
 
+def _stopping(pm: pd.DataFrame) -> list[str]:
+    """Fraction of runs stopped by CPI's rule at a few iterations.
+
+    The paper says CPI+ "always converges in very few iterations (most of the time less
+    than 10, and always less than 20)": this table is what to compare with.
+    """
+    if "stopped" not in pm.columns:
+        return []
+    by = pm.groupby(["scheme", "iteration"])["stopped"].mean().unstack("iteration")
+    by = by[by.max(axis=1) > 0]
+    if by.empty:
+        return []
+    ks = [k for k in (5, 10, 20, 50, 100) if k in by.columns] or [by.columns[-1]]
+    table = by[ks].rename(columns=lambda k: f"k={k}")
+    return ["## Stopping rule (fraction of runs stopped by iteration k)", "", markdown(table), ""]
+
+
 def _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out) -> str:
     total = len(sweep.shards())
     wall, sessions = _wall_time(out)
@@ -136,6 +153,7 @@ def _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out) -> s
         spread.columns = [f"Std[E] {label}={c}" for c in spread.columns]
         lines += [f"## Final loss conditioned on {label}", "",
                   markdown(pd.concat([table, spread], axis=1)), ""]
+    lines += _stopping(pm)
     lines += ["Figures: expall.png (all instances), exp_n_states.png, exp_n_actions.png, "
               "exp_branching.png. Statistics: " + ", ".join(STATS) + " (stats*.csv)."]
     return "\n".join(lines) + "\n"

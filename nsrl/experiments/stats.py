@@ -33,7 +33,8 @@ def per_mdp(df: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         One row per instance, mdp, scheme and iteration with columns ``mean``, ``std``,
-        ``runs`` and ``memory`` (mean memory of the output).
+        ``runs``, ``memory`` (mean memory of the output) and ``stopped`` (fraction of runs
+        whose stopping rule has fired, CPI and CPI+), the last two if the table has them.
 
     Examples:
         >>> df = pd.DataFrame({"n_states": 5, "n_actions": 2, "branching": 1, "mdp": 0,
@@ -51,6 +52,8 @@ def per_mdp(df: pd.DataFrame) -> pd.DataFrame:
                         "runs": g["loss"].size()})
     if "memory" in df.columns:
         out["memory"] = g["memory"].mean()
+    if "step" in df.columns:  # CPI and CPI+ record a 0 step once their stopping rule fired
+        out["stopped"] = (df["step"] == 0).groupby([df[k] for k in keys], sort=True).mean()
     return out.reset_index()
 
 
