@@ -118,6 +118,16 @@ def _stopping(pm: pd.DataFrame) -> list[str]:
     return ["## Stopping rule (fraction of runs stopped by iteration k)", "", markdown(table), ""]
 
 
+def _cpu(out: Path) -> tuple[float, int]:
+    """Worker CPU seconds recorded for the shards in sessions.jsonl, and their number."""
+    path = out / "sessions.jsonl"
+    if not path.exists():
+        return 0.0, 0
+    recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    cpu = [r["cpu_seconds"] for r in recs if "cpu_seconds" in r]
+    return float(sum(cpu)), len(cpu)
+
+
 def _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out) -> str:
     total = len(sweep.shards())
     wall, sessions = _wall_time(out)
@@ -135,6 +145,14 @@ def _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out) -> s
         + (f" ({n_common} per instance)." if n_common else "."),
         f"- Wall time of the computation: {wall:.0f} s over {sessions} session(s) "
         f"(see sessions.jsonl).",
+    ]
+    cpu, n_cpu = _cpu(out)
+    if n_cpu:
+        projected = cpu / n_cpu * total / 2
+        lines.append(
+            f"- Worker CPU time: {cpu:.0f} s for {n_cpu} shards ({cpu / n_cpu:.1f} s per shard); "
+            f"the whole sweep would take about {projected / 60:.0f} min on 2 free cores.")
+    lines += [
         "",
         f"## Final loss (iteration {sweep.n_iterations}), ranked by mean",
         "",

@@ -23,7 +23,7 @@ from nsrl.garnet import garnet
 BACKENDS = ("loky", "dask", "sequential")
 
 
-def compute_shard(sweep: dict, shard: Shard) -> tuple[Shard, dict]:
+def compute_shard(sweep: dict, shard: Shard) -> tuple[Shard, dict, float]:
     """Every scheme and run of ``sweep`` on ``shard``'s MDP, as tidy columns.
 
     Args:
@@ -31,8 +31,11 @@ def compute_shard(sweep: dict, shard: Shard) -> tuple[Shard, dict]:
         shard: which instance and MDP.
 
     Returns:
-        ``(shard, columns)`` with the columns of :data:`nsrl.experiments.storage.COLUMNS`.
+        ``(shard, columns, cpu_seconds)``: the columns of
+        :data:`nsrl.experiments.storage.COLUMNS`, and the worker's CPU time for the shard
+        (what the benchmark's projection is checked against).
     """
+    cpu = time.process_time()
     sweep = Sweep.from_dict(sweep)
     rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
     mdp = garnet(shard.n_states, shard.n_actions, shard.branching, sweep.n_features,
@@ -56,7 +59,7 @@ def compute_shard(sweep: dict, shard: Shard) -> tuple[Shard, dict]:
         "memory": np.concatenate([o["memory"].ravel() for _, o in parts]).astype(np.int32),
         "step": np.concatenate([o["step"].ravel() for _, o in parts]),
     }
-    return shard, columns
+    return shard, columns, time.process_time() - cpu
 
 
 def _parallel(jobs: int, backend: str, scheduler: str | None):
@@ -139,10 +142,11 @@ def _compute(store, sweep, todo, jobs, backend, scheduler, progress, session, st
                disable=not progress, smoothing=0.05,
                mininterval=0.5 if sys.stderr.isatty() else 60)
     with ctx, bar:
-        for shard, columns in parallel(delayed(compute_shard)(sweep.to_dict(), s)
+        for shard, columns, cpu in parallel(delayed(compute_shard)(sweep.to_dict(), s)
                                        for s in todo):
             store.write(shard, columns)
             written.append(shard.name)
             store.log_session({"event": "shard", "session": session, "shard": shard.name,
-                               "elapsed": round(time.time() - start, 2)})
+                               "elapsed": round(time.time() - start, 2),
+                               "cpu_seconds": round(cpu, 2)})
             bar.update(1)

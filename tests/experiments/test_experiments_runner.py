@@ -60,7 +60,7 @@ def test_a_shard_does_not_depend_on_the_rest_of_the_sweep(reference):
     """Derived seeds: a smaller sweep containing a shard computes it identically."""
     small = Sweep(**{**TINY.to_dict(), "n_actions": [3], "n_mdps": 2, "name": "small"})
     shard = small.shards()[-1]
-    _, cols = compute_shard(small.to_dict(), shard)
+    _, cols, _ = compute_shard(small.to_dict(), shard)
     ref = reference[(reference["n_actions"] == 3) & (reference["branching"] == shard.branching)
                     & (reference["mdp"] == shard.mdp)]
     mine = pd.DataFrame(cols).sort_values(KEYS).reset_index(drop=True)
