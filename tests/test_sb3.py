@@ -229,3 +229,17 @@ def test_sb3_learners_return_checkpoints_in_sample_order(mdp):
     assert checkpoints(10**6).tolist()[::11] == [1000, 10**6]
     with pytest.raises(ValueError, match="algo"):
         learn("sac", mdp, 100, 0)
+
+
+def test_nsrl_compare_includes_the_sb3_learners(tmp_path):
+    import pandas as pd
+
+    from nsrl.cli import main
+
+    argv = ["compare", "--garnet", "10,2,2", "--schemes", "api", "--operators", "exact",
+            "--sb3", "a2c,dqn", "--budget", "1200", "--seeds", "1", "--iterations", "2",
+            "--out", str(tmp_path)]
+    assert main(argv) == 0
+    df = pd.read_csv(tmp_path / "compare.csv")
+    assert {"a2c", "dqn"} <= set(df.learner)
+    assert (df[df.learner == "a2c"].samples.max() >= 1200) and (df.loss >= -1e-9).all()
