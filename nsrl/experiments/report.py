@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
@@ -118,14 +119,27 @@ def _stopping(pm: pd.DataFrame) -> list[str]:
     return ["## Stopping rule (fraction of runs stopped by iteration k)", "", markdown(table), ""]
 
 
-def _cpu(out: Path) -> tuple[float, int]:
-    """Worker CPU seconds recorded for the shards in sessions.jsonl, and their number."""
+def _cpu(out: Path, sweep) -> tuple[float, int, float]:
+    """Worker CPU seconds recorded in sessions.jsonl: (total, shards, projected sweep total).
+
+    The projection scales the mean CPU time of each n_S by its number of shards (a partial
+    run holds more small shards than its share, since each round starts with them).
+    """
     path = out / "sessions.jsonl"
     if not path.exists():
-        return 0.0, 0
+        return 0.0, 0, 0.0
     recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    cpu = [r["cpu_seconds"] for r in recs if "cpu_seconds" in r]
-    return float(sum(cpu)), len(cpu)
+    by_size: dict[int, list[float]] = {}
+    for r in recs:
+        if "cpu_seconds" in r:
+            by_size.setdefault(int(r["shard"][1:4]), []).append(r["cpu_seconds"])
+    total = sum(sum(v) for v in by_size.values())
+    count = sum(len(v) for v in by_size.values())
+    per_size = len(sweep.shards()) / len(sweep.n_states)
+    projected = sum(np.mean(v) * per_size for v in by_size.values())
+    if set(by_size) != set(sweep.n_states):
+        projected = float("nan")  # some n_S never measured: no honest projection
+    return total, count, projected
 
 
 def _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out) -> str:
@@ -146,12 +160,12 @@ def _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out) -> s
         f"- Wall time of the computation: {wall:.0f} s over {sessions} session(s) "
         f"(see sessions.jsonl).",
     ]
-    cpu, n_cpu = _cpu(out)
+    cpu, n_cpu, projected = _cpu(out, sweep)
     if n_cpu:
-        projected = cpu / n_cpu * total / 2
         lines.append(
-            f"- Worker CPU time: {cpu:.0f} s for {n_cpu} shards ({cpu / n_cpu:.1f} s per shard); "
-            f"the whole sweep would take about {projected / 60:.0f} min on 2 free cores.")
+            f"- Worker CPU time: {cpu:.0f} s for {n_cpu} shards; from the mean per n_S, the "
+            f"whole sweep needs about {projected:.0f} CPU s, {projected / 120:.0f} min on 2 "
+            f"free cores.")
     lines += [
         "",
         f"## Final loss (iteration {sweep.n_iterations}), ranked by mean",
