@@ -175,7 +175,7 @@ def report(folder: Path, figure: Path) -> None:
     panels = [("garnet", "loss", "Garnet(100, 4, 2): mu(v* - v_pi), mu uniform"),
               ("frozenlake", "loss", "FrozenLake-v1: mu uniform"),
               ("frozenlake", "loss_start", "FrozenLake-v1: from the start state")]
-    order = [*SB3_LEARNERS, *NSRL_SCHEMES, "api/lstdq"]
+    order = [*SB3_LEARNERS, *NSRL_SCHEMES, *(f"{n}/lstdq" for n in ("api", "psdp", "nspi(10)"))]
     learners = sorted(curves.learner.unique(), key=lambda n: (n not in order, order.index(n)
                                                               if n in order else n))
     colors = {n: f"C{i % 10}" for i, n in enumerate(learners)}
@@ -183,7 +183,7 @@ def report(folder: Path, figure: Path) -> None:
     for ax, (problem, column, title) in zip(axes, panels, strict=True):
         for learner, g in curves[curves.problem == problem].groupby("learner"):
             m = g.groupby("budget")[column].agg(["mean", "std"])
-            style = "--" if learner in SB3_LEARNERS else "-"
+            style = "--" if learner in SB3_LEARNERS else "-." if "lstdq" in learner else "-"
             ax.plot(m.index, m["mean"], style, color=colors[learner], label=learner)
             ax.fill_between(m.index, m["mean"] - m["std"], m["mean"] + m["std"],
                             color=colors[learner], alpha=0.12)
@@ -192,8 +192,8 @@ def report(folder: Path, figure: Path) -> None:
     handles = {h.get_label(): h for ax in axes for h in ax.get_legend_handles_labels()[0]}
     fig.legend([handles[n] for n in learners if n in handles],
                [n for n in learners if n in handles], loc="lower center", ncol=len(handles),
-               title="dashed: SB3 agents (episodes from the env's start); "
-                     "solid: nsrl schemes (generative model, reset to any state)")
+               title="dashed: SB3 agents (episodes from the env's start); solid: nsrl schemes, "
+                     "rollouts + CSC (generative model); dash-dot: nsrl schemes, LSTD-Q")
     fig.tight_layout(rect=(0, 0.14, 1, 1))
     fig.savefig(figure, dpi=120)
     print(f"figure: {figure}")
