@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.experiments.kernels import Batch
+from nsrl.experiments.linesearch import candidates, series_values
 from nsrl.experiments.window import SlidingLoop
 from nsrl.schemes import API, CPI, NSPI, PSDP, APIAlpha, CPIAlpha, CPIPlus, make_scheme
 
@@ -30,6 +31,9 @@ from nsrl.schemes import API, CPI, NSPI, PSDP, APIAlpha, CPIAlpha, CPIPlus, make
 # m * branching >= 20 (measured with benchmarks/bench_sweep.py); below, m sparse products
 # per iteration are cheaper than one dense product.
 SLIDING_MIN = 20
+# CPI+ scores its small steps by a certified series from n_S = 100 (below, direct solves
+# of small systems are cheaper than the series' dense products).
+SERIES_MIN_STATES = 100
 
 
 def simulate(mdp, scheme, rngs, n_iterations: int = 100, noise: float = 0.1,
@@ -199,24 +203,32 @@ def _cpi_step(b: Batch, scheme, T, Ppi, rpi, v, U):
                      np.minimum(1.0, (1.0 - b.gamma) * (a_norm - eps / 3.0) / (4.0 * r_max)), 0.0)
     if not isinstance(scheme, CPIPlus):
         return alpha, acts, None
-    return _line_search(b, T, Ppi, rpi, acts, alpha)
+    return _line_search(b, T, Ppi, rpi, v, acts, alpha)
 
 
-def _line_search(b: Batch, T, Ppi, rpi, acts, alpha):
-    """CPI+: among min(2^i alpha, 1), the step with the best nu v (first best on ties)."""
-    owner, steps = [], []
-    for r, a in enumerate(alpha):
-        if a > 0:
-            n = max(0, int(np.ceil(np.log2(1.0 / a)))) if a < 1.0 else 0
-            steps += [min(1.0, a * 2.0**i) for i in range(n + 1)]
-            owner += [r] * (n + 1)
-    owner, steps = np.array(owner, dtype=np.int64), np.array(steps)
+def _line_search(b: Batch, T, Ppi, rpi, v, acts, alpha):
+    """CPI+: among min(2^i alpha, 1), the step with the best nu v (first best on ties).
+
+    Small steps are scored by the certified Neumann series of
+    :mod:`nsrl.experiments.linesearch` (n_S >= SERIES_MIN_STATES), the others by direct
+    solves; the chosen step's value is always solved directly.
+    """
+    owner, steps = candidates(alpha)
     v_new = np.zeros((len(T), b.n))
-    if owner.size:
-        vc = b.evaluate_mixtures(Ppi, rpi, acts, owner, steps)
-        score = vc @ b.mdp.start
-        for r in np.unique(owner):
-            mine = np.flatnonzero(owner == r)
-            best = mine[int(np.argmax(score[mine]))]
-            alpha[r], v_new[r] = steps[best], vc[best]
+    if not owner.size:
+        return alpha, acts, v_new
+    if b.n >= SERIES_MIN_STATES:
+        values, ok = series_values(b, Ppi, rpi, v, acts, owner, steps)
+    else:
+        values, ok = np.empty((owner.size, b.n)), np.zeros(owner.size, dtype=bool)
+    if not ok.all():
+        values[~ok] = b.evaluate_mixtures(Ppi, rpi, acts, owner[~ok], steps[~ok])
+    score = values @ b.mdp.start
+    best = np.array([np.flatnonzero(owner == r)[int(np.argmax(score[owner == r]))]
+                     for r in np.unique(owner)])
+    v_new[owner[best]] = values[best]
+    again = best[ok[best]]  # the next target's value comes from a direct solve
+    if again.size:
+        v_new[owner[again]] = b.evaluate_mixtures(Ppi, rpi, acts, owner[again], steps[again])
+    alpha[owner[best]] = steps[best]
     return alpha, acts, v_new

@@ -65,3 +65,38 @@ def test_bad_input():
     no_features = nsrl.FiniteMDP(mdp.P, mdp.R, mdp.gamma)
     with pytest.raises(ValueError, match="features"):
         simulate(no_features, "api", [np.random.default_rng(0)], 3)
+
+
+@pytest.mark.parametrize("shape", [(12, 3, 1), (15, 2, 3), (20, 4, 10)])
+def test_cpi_plus_series_line_search_matches_reference(shape, monkeypatch):
+    """CPI+'s certified Neumann-series scores pick the reference's steps (forced on)."""
+    import nsrl.experiments.fast as fast
+
+    monkeypatch.setattr(fast, "SERIES_MIN_STATES", 1)
+    mdp = nsrl.garnet(*shape, seed=21)
+    ref = [nsrl.run(nsrl.CPIPlus(), nsrl.ProjectedGreedy(mdp), 15, rng=np.random.default_rng(i))
+           for i in range(3)]
+    out = fast.simulate(mdp, "cpi+", [np.random.default_rng(i) for i in range(3)], 15)
+    np.testing.assert_allclose(out["loss"], [h.losses for h in ref], rtol=0, atol=1e-8)
+    np.testing.assert_allclose(out["step"], [h.steps for h in ref], atol=1e-12)
+
+
+def test_series_values_are_certified_exactly_when_accurate():
+    """A certified series value is within RESIDUAL / (1 - gamma) of the direct solve."""
+    from nsrl.experiments.kernels import Batch
+    from nsrl.experiments.linesearch import RESIDUAL, candidates, series_values
+
+    mdp = nsrl.garnet(30, 3, 1, seed=4)  # deterministic: rho(A^-1 G) is large
+    b = Batch(mdp)
+    rng = np.random.default_rng(0)
+    table = rng.dirichlet(np.ones(3), size=(2, 30))
+    Ppi = np.einsum("sat,rsa->rst", mdp.P, table)
+    rpi = (table * mdp.R).sum(axis=2)
+    v = b.evaluate(Ppi, rpi)
+    acts = rng.integers(0, 3, size=(2, 30))
+    owner, steps = candidates(np.array([1e-4, 3e-3]))
+    values, ok = series_values(b, Ppi, rpi, v, acts, owner, steps)
+    exact = b.evaluate_mixtures(Ppi, rpi, acts, owner, steps)
+    assert ok.any() and not ok.all()  # small steps certified, the largest ones not
+    err = np.abs(values - exact).max(axis=1)
+    assert np.all(err[ok] <= RESIDUAL / (1 - mdp.gamma))
