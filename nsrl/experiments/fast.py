@@ -13,9 +13,15 @@ same output. What differs is how the values are obtained:
 * PSDP is incremental: v_{sigma_{k+1}} = T_{pi_{k+1}} v_{sigma_k} (no solve for the target),
   and its loop (sigma_{k+1})^inf is v = c + M v with c_{k+1} = T_{pi_{k+1}} c_k and
   M_{k+1} = gamma P_{pi_{k+1}} M_k (one sparse product, one solve per iteration);
-* NSPI(m) rebuilds its m-step product with a compiled sparse kernel;
-* CPI+'s line search evaluates all candidates of all runs in one batched solve, and the
-  chosen candidate's value is reused as the next target's value.
+* NSPI(m) composes its window as a sliding queue of affine maps (one dense product per
+  iteration, :mod:`nsrl.experiments.window`), or rebuilds the m sparse products (compiled)
+  when that is cheaper (short windows);
+* CPI+'s line search scores small steps by a certified Neumann series shared by all the
+  steps of a run (:mod:`nsrl.experiments.linesearch`), solves the others in one batched call,
+  and reuses the chosen step's (directly solved) value as the next target's value.
+
+The CPI family's d_{pi,nu}-weighted projections are batched QR solves; noise is drawn per run
+up front (one Generator call of shape (K, n_S) gives the same numbers as K calls of n_S).
 """
 
 from __future__ import annotations
