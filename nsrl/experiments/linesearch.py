@@ -8,8 +8,9 @@ v = v_pi (A v = r_pi), the mixture's value is v_a = v + delta_a with
     delta_a = sum_j a^{j+1} z_j,   z_0 = A^{-1} w,  z_{j+1} = A^{-1} G z_j   (Neumann series),
 
 which converges when a rho(A^{-1} G) < 1. The z_j are shared by all the steps of a run, so
-one inverse and a few dense products give every small step's value; rho(A^{-1} G) is about
-1-3 on stochastic Garnets (b >= 2) and tens on deterministic ones (measured). A step's series
+one LU of A (for A^{-1} G) and one product per term give every small step's value;
+rho(A^{-1} G) is about 1-3 on stochastic Garnets (b >= 2) and tens on deterministic ones
+(measured). A step's series
 value is accepted only if its residual ||(A - a G) v_a - r_a||_inf is below ``RESIDUAL``
 (so ||v_a - exact|| <= RESIDUAL / (1 - gamma)); other steps are solved directly. The chosen
 step's value, which becomes the next target, is always solved directly.
@@ -43,16 +44,17 @@ def series_values(b, Ppi, rpi, v, acts, owner, steps):
     """
     gamma = b.gamma
     Pn, rn = b.rows(acts)
-    Ainv = np.linalg.inv(b.eye - gamma * Ppi)
+    A = b.eye - gamma * Ppi
     G = gamma * (Pn - Ppi)
+    K = np.linalg.solve(A, G)  # C = A^{-1} G, one LU per run: then one product per term
 
     def mv(M, x):  # batched matrix-vector products through BLAS
         return np.matmul(M, x[..., None])[..., 0]
 
-    z = mv(Ainv, rn - rpi + mv(G, v))
+    z = np.linalg.solve(A, (rn - rpi + mv(G, v))[..., None])[..., 0]
     Z = [z]
     for _ in range(TERMS - 1):
-        z = mv(Ainv, mv(G, z))
+        z = mv(K, z)
         Z.append(z)
     Z = np.stack(Z, axis=1)  # (runs, terms, states)
     powers = steps[:, None] ** np.arange(1, TERMS + 1)  # a^{j+1}
