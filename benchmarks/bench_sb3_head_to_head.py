@@ -41,6 +41,7 @@ FIELDS = ["problem", "learner", "seed", "samples", "loss", "loss_start", "wall_s
 PROBLEMS = ("garnet", "frozenlake")
 SB3_LEARNERS = ("ppo", "a2c", "dqn")
 NSRL_SCHEMES = ("api", "cpi+", "psdp", "nspi(10)")
+LEARNER_ORDER = [*SB3_LEARNERS, *NSRL_SCHEMES, "api/lstdq", "psdp/lstdq", "nspi(10)/lstdq"]
 
 
 def make_problem(name: str, seed: int):
@@ -163,19 +164,23 @@ def report(folder: Path, figure: Path) -> None:
     print("| problem | learner | seeds | loss @1e4 | loss @1e5 | loss @1e6 | "
           "start-loss @1e6 | wall s | CPU s |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for (problem, learner), g in stats.groupby(["problem", "learner"]):
-        cells = {b: f"{r.loss:.3f}" + (f" ± {r.loss_sd:.3f}" if r.seeds > 1 else "")
+    rank = {n: i for i, n in enumerate(LEARNER_ORDER)}
+    stats = stats.sort_values(["problem", "learner"], key=lambda c: c.map(rank).fillna(99)
+                              if c.name == "learner" else c, ascending=[False, True])
+    for (problem, learner), g in stats.groupby(["problem", "learner"], sort=False):
+        # Losses are >= 0; rounding can leave -1e-12 for an optimal policy.
+        cells = {b: f"{max(r.loss, 0.0):.3f}" + (f" ± {r.loss_sd:.3f}" if r.seeds > 1 else "")
                  for b, r in zip(g["budget"], g.itertuples(), strict=True)}
         last = g.iloc[-1]
         print(f"| {problem} | {learner} | {int(last.seeds)} | " + " | ".join(
             cells.get(b, "-") for b in (1e4, 1e5, 1e6))
-            + f" | {last.start:.3f} | {last.wall:.0f} | {last.cpu:.0f} |")
+            + f" | {max(last.start, 0.0):.3f} | {last.wall:.0f} | {last.cpu:.0f} |")
     grid = np.geomspace(1e3, 1e6, 40)
     curves = at_budgets(df, grid)
     panels = [("garnet", "loss", "Garnet(100, 4, 2): mu(v* - v_pi), mu uniform"),
               ("frozenlake", "loss", "FrozenLake-v1: mu uniform"),
               ("frozenlake", "loss_start", "FrozenLake-v1: from the start state")]
-    order = [*SB3_LEARNERS, *NSRL_SCHEMES, *(f"{n}/lstdq" for n in ("api", "psdp", "nspi(10)"))]
+    order = LEARNER_ORDER
     learners = sorted(curves.learner.unique(), key=lambda n: (n not in order, order.index(n)
                                                               if n in order else n))
     colors = {n: f"C{i % 10}" for i, n in enumerate(learners)}
