@@ -7,7 +7,7 @@ Layout of an output folder::
     sessions.jsonl       one line per session: start, end, shards computed, wall time
 
 Why Parquet: a typed, compressed, columnar table (19.4 M rows for the paper's protocol
-would be ~1.5 GB of CSV, ~100 MB here), read by pandas/pyarrow/polars/R without pickle,
+would be over 1 GB of CSV, ~170 MB here), read by pandas/pyarrow/polars/R without pickle,
 carrying its own metadata (each shard stores its key and a checksum of its values).
 
 A shard is written to a temporary file in the same folder, fsynced, then renamed: a reader
