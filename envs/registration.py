@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-IDS = ("Garnet-v0", "FiniteMDP-v0")
+# id -> (entry point, native vector entry point)
+_ENTRY_POINTS = {
+    "Garnet-v0": ("nsrl.envs.garnet:GarnetEnv", "nsrl.envs.vector:GarnetVectorEnv"),
+    "FiniteMDP-v0": ("nsrl.envs.finite:FiniteMDPEnv", "nsrl.envs.vector:FiniteMDPVectorEnv"),
+}
+IDS = tuple(_ENTRY_POINTS)
 
 
 def register() -> None:
@@ -14,17 +19,11 @@ def register() -> None:
     Both truncate after 1000 steps (TimeLimit for ``make``, the vector env itself for
     ``make_vec``); neither ever terminates.
     """
-    if "Garnet-v0" not in gym.registry:
-        gym.register(
-            id="Garnet-v0",
-            entry_point="nsrl.envs.garnet:GarnetEnv",
-            vector_entry_point="nsrl.envs.vector:GarnetVectorEnv",
-            max_episode_steps=1000,
-        )
-    if "FiniteMDP-v0" not in gym.registry:
-        gym.register(
-            id="FiniteMDP-v0",
-            entry_point="nsrl.envs.finite:FiniteMDPEnv",
-            vector_entry_point="nsrl.envs.vector:FiniteMDPVectorEnv",
-            max_episode_steps=1000,
-        )
+    for env_id, (entry_point, vector_entry_point) in _ENTRY_POINTS.items():
+        if env_id not in gym.registry:
+            gym.register(
+                id=env_id,
+                entry_point=entry_point,
+                vector_entry_point=vector_entry_point,
+                max_episode_steps=1000,
+            )
