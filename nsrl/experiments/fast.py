@@ -30,13 +30,8 @@ import numpy as np
 
 from nsrl.experiments.kernels import Batch
 from nsrl.experiments.linesearch import candidates, series_values
-from nsrl.experiments.window import SlidingLoop
 from nsrl.schemes import API, CPI, NSPI, PSDP, APIAlpha, CPIAlpha, CPIPlus, make_scheme
 
-# NSPI(m) slides its window (one dense product per iteration) when m >= 10 and
-# m * branching >= 20 (measured with benchmarks/bench_sweep.py); below, m sparse products
-# per iteration are cheaper than one dense product.
-SLIDING_MIN = 20
 # CPI+ scores its small steps by a certified series from n_S = 100 (below, direct solves
 # of small systems are cheaper than the series' dense products).
 SERIES_MIN_STATES = 100
@@ -112,38 +107,35 @@ def _api_alpha(b: Batch, alpha: float, U, out) -> None:
 
 
 def _psdp(b: Batch, U, out) -> None:
-    """PSDP_inf with incremental v_sigma, c and M (module docstring)."""
-    n_runs = U.shape[0]
+    """PSDP_inf with incremental v_sigma and c; the loop's value by certified GMRES."""
+    n_runs, n_iterations = U.shape[:2]
     v_sigma = np.broadcast_to(b.mdp.terminal_value, (n_runs, b.n)).copy()
     c = np.zeros((n_runs, b.n))
-    M = np.broadcast_to(b.eye, (n_runs, b.n, b.n)).copy()
-    buf = np.empty_like(M)
-    for k in range(U.shape[1]):
+    sigma = np.zeros((n_runs, n_iterations, b.n), dtype=np.int64)  # newest first
+    v = None
+    for k in range(n_iterations):
         acts = b.greedy_nu(v_sigma, U[:, k])
         v_sigma, c = b.apply(acts, v_sigma), b.apply(acts, c)
-        b.propagate(acts, M, buf)
-        M, buf = buf, M
-        out["loss"][:, k], out["memory"][:, k] = b.loss(b.solve_loop(M, c)), k + 1
+        sigma[:, n_iterations - 1 - k] = acts
+        window = sigma[:, n_iterations - 1 - k:]
+        v = b.loop_krylov(window, c if v is None else v, c)
+        out["loss"][:, k], out["memory"][:, k] = b.loss(v), k + 1
 
 
 def _nspi(b: Batch, m: int, U, out) -> None:
     """NSPI(m): window[r, 0] is the newest policy, which acts first.
 
-    Long windows use the sliding composition of :mod:`nsrl.experiments.window` (one dense
-    product per iteration); short ones rebuild the m sparse products (cheaper then).
+    The loop's value comes from certified GMRES warm-started at the previous value
+    (:meth:`Batch.loop_krylov`): m sparse products per Krylov step, no dense matrix.
     """
+    if m == 1:  # NSPI(1) is API (section 2)
+        return _api(b, U, out)
     window = np.zeros((U.shape[0], m, b.n), dtype=np.int64)
-    long = m >= 10 and m * b.nxt.shape[2] >= SLIDING_MIN
-    sliding = SlidingLoop(b, window) if long else None
-    v = sliding.value() if sliding else b.loop_value(window)
+    v = b.loop_value(window)
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
         window = np.concatenate([acts[:, None], window[:, :-1]], axis=1)
-        if sliding:
-            sliding.push(acts, window)
-            v = sliding.value()
-        else:
-            v = b.loop_value(window)
+        v = b.loop_krylov(window, v)
         out["loss"][:, k], out["memory"][:, k] = b.loss(v), m
 
 

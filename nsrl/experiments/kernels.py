@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from nsrl.exact import backend
+from nsrl.experiments import krylov
 
 
 @njit(cache=True)
@@ -170,6 +171,22 @@ class Batch:
             self.propagate(window[:, i], M, buf)
             M, buf = buf, M
         return self.solve_loop(M, c)
+
+    def loop_krylov(self, window: np.ndarray, x0: np.ndarray, c=None) -> np.ndarray:
+        """:meth:`loop_value` by certified GMRES from ``x0`` (:mod:`nsrl.experiments.krylov`).
+
+        No dense matrix is formed: (I - M) x costs m sparse products. ``c`` (the loop's
+        T_{pi_1}...T_{pi_m} 0) is computed when not given. Runs whose solve does not
+        certify are solved directly.
+        """
+        window = np.ascontiguousarray(window)
+        if c is None:
+            c = krylov.loop_rhs(self.nxt, self.probs, self.mdp.R, self.gamma, window)
+        g = self.gamma ** window.shape[1]
+        x, ok, _ = krylov.loop_values(self.nxt, self.probs, window, g, c, x0)
+        if not ok.all():
+            x[~ok] = self.loop_value(window[~ok])
+        return x
 
     def solve_loop(self, M: np.ndarray, c: np.ndarray) -> np.ndarray:
         """v = (I - M)^{-1} c for every run."""

@@ -1,0 +1,212 @@
+"""Certified GMRES on the sweep's sparse operators: values without dense LU (compiled).
+
+At n_S = 200 one dense LU costs about 0.3 ms here, more than the sweep can afford per
+scheme-iteration (docs/reproduce.md). But every value the sweep needs solves ``(I - M) x = b``
+where ``M x`` is cheap:
+
+* ``LOOP``: ``M = g P_{w_0} P_{w_1} ... P_{w_{m-1}}`` for a window of deterministic policies
+  (NSPI(m)'s loop, PSDP's loop, a single policy when m = 1): m sparse products of b
+  successors per state;
+* ``STOCH`` / ``STOCH_T``: ``M = gamma P_T`` (or its transpose, for d_{pi,nu}) for a
+  stochastic table T[s, a]: at most n_A b successors per state whatever the number of
+  mixture components;
+* ``DENSE``: an explicit matrix (one dense product per iteration).
+
+Loops are strongly contracting in all but one direction (g = gamma^m and products of
+stochastic matrices mix), so GMRES converges in a few iterations, warm-started from the
+previous value. Every solution is certified by its true residual ``||b - (I - M) x||_2 <=
+rtol ||b||_2``; a run whose solve does not certify within its iteration budget is reported,
+and the caller solves it directly. The solve is GMRES(restart) with modified Gram-Schmidt
+and Givens rotations (Saad, *Iterative Methods for Sparse Linear Systems*, 2003, alg. 6.9).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+LOOP, DENSE, STOCH, STOCH_T = 0, 1, 2, 3
+RTOL = 1e-13
+RESTART = 40
+MAX_ITER = 160
+
+
+@njit(cache=True)
+def _apply(kind, nxt, probs, window, T, M, g, x, out, tmp):  # pragma: no cover - compiled
+    """out = (I - M) x for the operator described by ``kind`` (module docstring)."""
+    n = x.shape[0]
+    width = nxt.shape[2]
+    if kind == LOOP:
+        tmp[:] = x
+        for i in range(window.shape[0] - 1, -1, -1):
+            for s in range(n):
+                a = window[i, s]
+                acc = 0.0
+                for j in range(width):
+                    acc += probs[s, a, j] * tmp[nxt[s, a, j]]
+                out[s] = acc
+            tmp[:] = out
+        for s in range(n):
+            out[s] = x[s] - g * tmp[s]
+    elif kind == DENSE:
+        for s in range(n):
+            acc = 0.0
+            for t in range(n):
+                acc += M[s, t] * x[t]
+            out[s] = x[s] - acc
+    elif kind == STOCH:
+        for s in range(n):
+            acc = 0.0
+            for a in range(T.shape[1]):
+                w = T[s, a]
+                if w != 0.0:
+                    part = 0.0
+                    for j in range(width):
+                        part += probs[s, a, j] * x[nxt[s, a, j]]
+                    acc += w * part
+            out[s] = x[s] - g * acc
+    else:  # STOCH_T: out = x - gamma P_T^T x
+        out[:] = x
+        for s in range(n):
+            xs = g * x[s]
+            if xs != 0.0:
+                for a in range(T.shape[1]):
+                    w = T[s, a]
+                    if w != 0.0:
+                        for j in range(width):
+                            out[nxt[s, a, j]] -= w * probs[s, a, j] * xs
+
+
+@njit(cache=True)
+def _gmres(kind, nxt, probs, window, T, M, g, rhs, x, tol, V, H, work):  # pragma: no cover
+    """Solve (I - M) x = rhs in place from the initial x; returns (matvecs, certified)."""
+    n = rhs.shape[0]
+    restart = H.shape[1]
+    cs, sn, e, y = work[0], work[1], work[2], work[3]
+    w = np.empty(n)
+    tmp = np.empty(n)
+    used = 0
+    while True:
+        _apply(kind, nxt, probs, window, T, M, g, x, w, tmp)
+        beta = 0.0
+        for s in range(n):
+            w[s] = rhs[s] - w[s]
+            beta += w[s] * w[s]
+        beta = np.sqrt(beta)
+        if beta <= tol:
+            return used, True
+        if used >= MAX_ITER:
+            return used, False
+        for s in range(n):
+            V[0, s] = w[s] / beta
+        e[:] = 0.0
+        e[0] = beta
+        steps = 0
+        for j in range(restart):
+            _apply(kind, nxt, probs, window, T, M, g, V[j], w, tmp)
+            used += 1
+            for i in range(j + 1):
+                h = 0.0
+                for s in range(n):
+                    h += w[s] * V[i, s]
+                H[i, j] = h
+                for s in range(n):
+                    w[s] -= h * V[i, s]
+            hn = 0.0
+            for s in range(n):
+                hn += w[s] * w[s]
+            hn = np.sqrt(hn)
+            H[j + 1, j] = hn
+            if hn > 0.0:
+                for s in range(n):
+                    V[j + 1, s] = w[s] / hn
+            for i in range(j):
+                t = cs[i] * H[i, j] + sn[i] * H[i + 1, j]
+                H[i + 1, j] = -sn[i] * H[i, j] + cs[i] * H[i + 1, j]
+                H[i, j] = t
+            den = np.hypot(H[j, j], H[j + 1, j])
+            if den == 0.0:
+                return used, False
+            cs[j] = H[j, j] / den
+            sn[j] = H[j + 1, j] / den
+            H[j, j] = den
+            H[j + 1, j] = 0.0
+            e[j + 1] = -sn[j] * e[j]
+            e[j] = cs[j] * e[j]
+            steps = j + 1
+            if abs(e[j + 1]) <= 0.5 * tol or hn == 0.0 or used >= MAX_ITER:
+                break
+        for i in range(steps - 1, -1, -1):
+            acc = e[i]
+            for m in range(i + 1, steps):
+                acc -= H[i, m] * y[m]
+            y[i] = acc / H[i, i]
+        for i in range(steps):
+            for s in range(n):
+                x[s] += y[i] * V[i, s]
+
+
+@njit(cache=True)
+def _solve_batch(kind, nxt, probs, windows, Ts, Ms, g, rhs, x0, rtol):  # pragma: no cover
+    n_runs, n = rhs.shape
+    X = x0.copy()
+    ok = np.zeros(n_runs, dtype=np.bool_)
+    used = np.zeros(n_runs, dtype=np.int64)
+    V = np.empty((RESTART + 1, n))
+    H = np.zeros((RESTART + 1, RESTART))
+    work = np.zeros((4, RESTART + 1))
+    for r in range(n_runs):
+        scale = 0.0
+        for s in range(n):
+            scale += rhs[r, s] * rhs[r, s]
+        tol = rtol * np.sqrt(scale)
+        w = windows[min(r, windows.shape[0] - 1)]
+        T = Ts[min(r, Ts.shape[0] - 1)]
+        M = Ms[min(r, Ms.shape[0] - 1)]
+        used[r], ok[r] = _gmres(kind, nxt, probs, w, T, M, g, rhs[r], X[r], tol, V, H, work)
+    return X, ok, used
+
+
+@njit(cache=True)
+def loop_rhs(nxt, probs, R, gamma, windows):  # pragma: no cover - compiled
+    """c[r] = T_{w_0} T_{w_1} ... T_{w_{m-1}} 0 for every run's window (deterministic T's)."""
+    n_runs, m, n = windows.shape
+    width = nxt.shape[2]
+    c = np.zeros((n_runs, n))
+    tmp = np.empty(n)
+    for r in range(n_runs):
+        for i in range(m - 1, -1, -1):
+            for s in range(n):
+                a = windows[r, i, s]
+                acc = 0.0
+                for j in range(width):
+                    acc += probs[s, a, j] * c[r, nxt[s, a, j]]
+                tmp[s] = R[s, a] + gamma * acc
+            c[r] = tmp
+    return c
+
+
+_NO_WINDOW = np.zeros((1, 1, 1), dtype=np.int64)
+_NO_MATRIX = np.zeros((1, 1, 1))
+
+
+def loop_values(nxt, probs, windows, g, c, x0, rtol=RTOL):
+    """x = (I - g P_{w_0} ... P_{w_{m-1}})^{-1} c for every run's window ``windows[r]``.
+
+    Returns:
+        (x, ok, matvecs): ``ok[r]`` is False where run r did not certify (solve it directly).
+    """
+    return _solve_batch(LOOP, nxt, probs, np.ascontiguousarray(windows), _NO_MATRIX,
+                        _NO_MATRIX, float(g), c, x0, rtol)
+
+
+def dense_values(M, c, x0, rtol=RTOL):
+    """x = (I - M[r])^{-1} c[r] for every run."""
+    return _solve_batch(DENSE, _NO_WINDOW, _NO_MATRIX, _NO_WINDOW, _NO_MATRIX,
+                        np.ascontiguousarray(M), 0.0, c, x0, rtol)
+
+
+def table_values(nxt, probs, gamma, T, rhs, x0, transpose=False, rtol=RTOL):
+    """x = (I - gamma P_T)^{-1} rhs (or with P_T^T) for every run's table ``T[r]``."""
+    return _solve_batch(STOCH_T if transpose else STOCH, nxt, probs, _NO_WINDOW,
+                        np.ascontiguousarray(T), _NO_MATRIX, float(gamma), rhs, x0, rtol)
