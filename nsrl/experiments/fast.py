@@ -28,13 +28,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from nsrl.experiments import krylov
 from nsrl.experiments.kernels import Batch
-from nsrl.experiments.linesearch import candidates, series_values
+from nsrl.experiments.linesearch import (
+    VALUE_TOL,
+    StaleInverse,
+    candidates,
+    choose,
+    subspace_values,
+)
 from nsrl.schemes import API, CPI, NSPI, PSDP, APIAlpha, CPIAlpha, CPIPlus, make_scheme
-
-# CPI+ scores its small steps by a certified series from n_S = 100 (below, direct solves
-# of small systems are cheaper than the series' dense products).
-SERIES_MIN_STATES = 100
 
 
 def simulate(mdp, scheme, rngs, n_iterations: int = 100, noise: float = 0.1,
@@ -84,12 +87,12 @@ def simulate(mdp, scheme, rngs, n_iterations: int = 100, noise: float = 0.1,
 
 
 def _api(b: Batch, U, out) -> None:
-    """API: pi_{k+1} = G(nu, v_{pi_k}); one solve per iteration."""
+    """API: pi_{k+1} = G(nu, v_{pi_k}); one evaluation per iteration (Batch.policy_values)."""
     acts = np.zeros(U.shape[::2], dtype=np.int64)
-    v = b.evaluate(*b.rows(acts))
+    v = b.policy_values(acts)
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
-        v = b.evaluate(*b.rows(acts))
+        v = b.policy_values(acts, v)
         out["loss"][:, k], out["memory"][:, k] = b.loss(v), 1
 
 
@@ -140,25 +143,44 @@ def _nspi(b: Batch, m: int, U, out) -> None:
 
 
 def _cpi(b: Batch, scheme, U, out) -> None:
-    """CPI, CPI(alpha), CPI+ (nsrl.schemes.cpi): conservative steps under d_{pi_k,nu}."""
+    """CPI, CPI(alpha), CPI+ (nsrl.schemes.cpi): conservative steps under d_{pi_k,nu}.
+
+    CPI and CPI(alpha) factor I - gamma P_pi once per step: the LU gives v_pi now and
+    d_{pi,nu} at the next iteration. CPI+ keeps stale inverses (linesearch.StaleInverse).
+    """
     n_runs = U.shape[0]
     zeros = np.zeros((n_runs, b.n), dtype=np.int64)
     T = np.eye(b.mdp.n_actions)[zeros]
     Ppi, rpi = b.rows(zeros)
-    v = b.evaluate(Ppi, rpi)
+    plus = isinstance(scheme, CPIPlus)
+    inv = StaleInverse(b, Ppi) if plus else None
+    lus = None if plus else b.factor(Ppi)
+    v = b.evaluate(Ppi, rpi) if plus else b.solve_factored(lus, rpi)
     memory, losses = np.ones(n_runs, dtype=np.int64), b.loss(v)
     active = np.arange(n_runs)  # CPI and CPI+ stop for good once their rule fires
     out["step"][:] = 0.0
     for k in range(U.shape[1]):
         if active.size:
+            if plus:
+                inv.refresh(active, Ppi[active])
+                d = inv.occupancy(active, T[active])
+            else:
+                d = b.occupancy_factored([lus[r] for r in active])
             alpha, acts, v_new = _cpi_step(b, scheme, T[active], Ppi[active], rpi[active],
-                                           v[active], U[active, k])
+                                           v[active], U[active, k], d, inv, active)
             out["step"][active, k] = alpha
             moved = alpha > 0
             idx, a, acts = active[moved], alpha[moved], acts[moved]
             T[idx], Ppi[idx], rpi[idx] = _mix(b, T[idx], Ppi[idx], rpi[idx], acts, a)
             memory[idx] = np.where(a == 1.0, 1, memory[idx] + 1)
-            v[idx] = v_new[moved] if v_new is not None else b.evaluate(Ppi[idx], rpi[idx])
+            if plus:
+                inv.drift[idx] += a
+                v[idx] = v_new[moved]
+            else:
+                new = b.factor(Ppi[idx])
+                for r, lu in zip(idx, new, strict=True):
+                    lus[r] = lu
+                v[idx] = b.solve_factored(new, rpi[idx])
             losses[idx] = b.loss(v[idx])
             active = idx
         out["loss"][:, k], out["memory"][:, k] = losses, memory
@@ -181,13 +203,12 @@ def _mix(b: Batch, T, Ppi, rpi, acts, alpha):
     return T, Ppi, rpi
 
 
-def _cpi_step(b: Batch, scheme, T, Ppi, rpi, v, U):
+def _cpi_step(b: Batch, scheme, T, Ppi, rpi, v, U, d, inv, runs):
     """One greedy call under d_{pi,nu} for the active runs; returns (alpha, acts, v_new).
 
     alpha is 0 where CPI's stopping rule fires; v_new is the chosen candidates' values for
     CPI+ (None otherwise: the caller solves).
     """
-    d = b.occupancy(Ppi)
     q = b.q(b.project(b.perturb(v, U), d))
     acts = np.argmax(q, axis=2)
     if isinstance(scheme, CPIAlpha):
@@ -201,32 +222,64 @@ def _cpi_step(b: Batch, scheme, T, Ppi, rpi, v, U):
                      np.minimum(1.0, (1.0 - b.gamma) * (a_norm - eps / 3.0) / (4.0 * r_max)), 0.0)
     if not isinstance(scheme, CPIPlus):
         return alpha, acts, None
-    return _line_search(b, T, Ppi, rpi, v, acts, alpha)
+    return _line_search(b, inv, runs, T, Ppi, rpi, v, acts, alpha)
 
 
-def _line_search(b: Batch, T, Ppi, rpi, v, acts, alpha):
+def _exclude(b: Batch, T, rpi, acts, owner, steps, values, score, err, best, uncertain):
+    """Try to certify that uncertain candidates lose, by GMRES to just the accuracy needed.
+
+    Candidate c loses to its run's best i if nu x_c + ||res_c|| / (1 - gamma) is below
+    score_i - err_i; GMRES on the mixture's sparse table runs until its residual is half
+    that gap (from the subspace value). Returns the candidates still uncertain.
+    """
+    of = np.full(owner.max() + 1, -1)
+    of[owner[best]] = best
+    lo = score - err
+    gap = lo[of[owner]] - score
+    todo = np.flatnonzero(uncertain & (gap > 0) & ~np.isin(np.arange(owner.size), best))
+    if not todo.size:
+        return uncertain
+    o, a = owner[todo], steps[todo][:, None, None]
+    tables = (1.0 - a) * T[o] + a * np.eye(T.shape[2])[acts[o]]
+    rhs = (1.0 - a[:, 0]) * rpi[o] + a[:, 0] * b.mdp.R[b.states, acts[o]]
+    atol = 0.5 * (1.0 - b.gamma) * gap[todo]
+    x, ok, _ = krylov.table_values(b.nxt, b.probs, b.gamma, tables, rhs, values[todo],
+                                   atol=atol)
+    lost = ok & (x @ b.mdp.start + atol / (1.0 - b.gamma) < lo[of[o]])
+    uncertain = uncertain.copy()
+    uncertain[todo[lost]] = False
+    # a run whose only uncertain candidate left is its best is settled
+    for r in np.unique(owner[uncertain]):
+        mine = np.flatnonzero(uncertain & (owner == r))
+        if mine.size == 1:
+            uncertain[mine] = False
+    return uncertain
+
+
+def _line_search(b: Batch, inv, runs, T, Ppi, rpi, v, acts, alpha):
     """CPI+: among min(2^i alpha, 1), the step with the best nu v (first best on ties).
 
-    Small steps are scored by the certified Neumann series of
-    :mod:`nsrl.experiments.linesearch` (n_S >= SERIES_MIN_STATES), the others by direct
-    solves; the chosen step's value is always solved directly.
+    Candidates are scored on a shared subspace with certified error bounds
+    (:mod:`nsrl.experiments.linesearch`); those the bounds cannot rank, and a chosen value
+    not certified to VALUE_TOL, are solved directly.
     """
     owner, steps = candidates(alpha)
-    v_new = np.zeros((len(T), b.n))
+    v_new = np.zeros((len(v), b.n))
     if not owner.size:
         return alpha, acts, v_new
-    if b.n >= SERIES_MIN_STATES:
-        values, ok = series_values(b, Ppi, rpi, v, acts, owner, steps)
-    else:
-        values, ok = np.empty((owner.size, b.n)), np.zeros(owner.size, dtype=bool)
-    if not ok.all():
-        values[~ok] = b.evaluate_mixtures(Ppi, rpi, acts, owner[~ok], steps[~ok])
+    values, err = subspace_values(b, inv.B[runs], T, rpi, v, acts, owner, steps)
     score = values @ b.mdp.start
-    best = np.array([np.flatnonzero(owner == r)[int(np.argmax(score[owner == r]))]
-                     for r in np.unique(owner)])
+    best, uncertain = choose(owner, score, err)
+    if uncertain.any():
+        uncertain = _exclude(b, T, rpi, acts, owner, steps, values, score, err, best, uncertain)
+    if uncertain.any():  # rank these by direct solves
+        exact = b.evaluate_mixtures(Ppi, rpi, acts, owner[uncertain], steps[uncertain])
+        values[uncertain], err[uncertain] = exact, 0.0
+        score[uncertain] = exact @ b.mdp.start
+        best, _ = choose(owner, score, np.zeros_like(err))
+    loose = best[err[best] > VALUE_TOL]
+    if loose.size:
+        values[loose] = b.evaluate_mixtures(Ppi, rpi, acts, owner[loose], steps[loose])
     v_new[owner[best]] = values[best]
-    again = best[ok[best]]  # the next target's value comes from a direct solve
-    if again.size:
-        v_new[owner[again]] = b.evaluate_mixtures(Ppi, rpi, acts, owner[again], steps[again])
     alpha[owner[best]] = steps[best]
     return alpha, acts, v_new

@@ -147,7 +147,8 @@ def _gmres(kind, nxt, probs, window, T, M, g, rhs, x, tol, V, H, work):  # pragm
 
 
 @njit(cache=True)
-def _solve_batch(kind, nxt, probs, windows, Ts, Ms, g, rhs, x0, rtol):  # pragma: no cover
+def _solve_batch(kind, nxt, probs, windows, Ts, Ms, g, rhs, x0, rtol, atol):  # pragma: no cover
+    """Every run's system; run r stops at residual <= max(rtol ||rhs_r||, atol[r])."""
     n_runs, n = rhs.shape
     X = x0.copy()
     ok = np.zeros(n_runs, dtype=np.bool_)
@@ -159,7 +160,7 @@ def _solve_batch(kind, nxt, probs, windows, Ts, Ms, g, rhs, x0, rtol):  # pragma
         scale = 0.0
         for s in range(n):
             scale += rhs[r, s] * rhs[r, s]
-        tol = rtol * np.sqrt(scale)
+        tol = max(rtol * np.sqrt(scale), atol[min(r, atol.shape[0] - 1)])
         w = windows[min(r, windows.shape[0] - 1)]
         T = Ts[min(r, Ts.shape[0] - 1)]
         M = Ms[min(r, Ms.shape[0] - 1)]
@@ -186,8 +187,85 @@ def loop_rhs(nxt, probs, R, gamma, windows):  # pragma: no cover - compiled
     return c
 
 
+@njit(cache=True)
+def functional_values(nxt, windows, c, g):  # pragma: no cover - compiled
+    """x = c + g x[f] exactly, f(s) = nxt[s, w(s), 0] a deterministic successor map.
+
+    For b = 1 Garnets a deterministic policy's P_pi is the map f: every state walks a path
+    into one cycle, whose values have a closed form, and the paths fill in backwards
+    (O(n), no rounding beyond the geometric sums). ``windows`` has shape (R, 1, n).
+    """
+    n_runs, n = c.shape
+    x = np.empty((n_runs, n))
+    state = np.zeros(n, dtype=np.int8)  # 0 new, 1 on the current path, 2 solved
+    path = np.empty(n, dtype=np.int64)
+    for r in range(n_runs):
+        state[:] = 0
+        for s0 in range(n):
+            top, s = 0, s0
+            while state[s] == 0:
+                state[s] = 1
+                path[top] = s
+                top += 1
+                s = nxt[s, windows[r, 0, s], 0]
+            if state[s] == 1:  # a new cycle: path[i:top], starting at s
+                i = top - 1
+                while path[i] != s:
+                    i -= 1
+                acc, p = 0.0, 1.0
+                for j in range(i, top):
+                    acc += p * c[r, path[j]]
+                    p *= g
+                x[r, s] = acc / (1.0 - p)
+                state[s] = 2
+                for j in range(top - 1, i, -1):
+                    u = path[j]
+                    x[r, u] = c[r, u] + g * x[r, nxt[u, windows[r, 0, u], 0]]
+                    state[u] = 2
+                top = i
+            for j in range(top - 1, -1, -1):
+                u = path[j]
+                x[r, u] = c[r, u] + g * x[r, nxt[u, windows[r, 0, u], 0]]
+                state[u] = 2
+    return x
+
+
+@njit(cache=True)
+def table_products(nxt, probs, T, X, transpose):  # pragma: no cover - compiled
+    """Y[r] = P_{T[r]} X[r] (or P_{T[r]}^T X[r]) for X of shape (R, n, J), sparse."""
+    n_runs, n, J = X.shape
+    width = nxt.shape[2]
+    Y = np.zeros_like(X)
+    for r in range(n_runs):
+        for s in range(n):
+            for a in range(T.shape[2]):
+                w = T[r, s, a]
+                if w == 0.0:
+                    continue
+                for j in range(width):
+                    p = w * probs[s, a, j]
+                    if p == 0.0:
+                        continue
+                    t = nxt[s, a, j]
+                    if transpose:
+                        for k in range(J):
+                            Y[r, t, k] += p * X[r, s, k]
+                    else:
+                        for k in range(J):
+                            Y[r, s, k] += p * X[r, t, k]
+    return Y
+
+
+def table_mv(nxt, probs, T, x, transpose=False):
+    """P_T x (or x P_T, i.e. P_T^T x) for every run: x of shape (R, n) or (R, n, J)."""
+    X = np.ascontiguousarray(x if x.ndim == 3 else x[..., None])
+    Y = table_products(nxt, probs, np.ascontiguousarray(T), X, transpose)
+    return Y if x.ndim == 3 else Y[..., 0]
+
+
 _NO_WINDOW = np.zeros((1, 1, 1), dtype=np.int64)
 _NO_MATRIX = np.zeros((1, 1, 1))
+_NO_ATOL = np.zeros(1)
 
 
 def loop_values(nxt, probs, windows, g, c, x0, rtol=RTOL):
@@ -197,16 +275,20 @@ def loop_values(nxt, probs, windows, g, c, x0, rtol=RTOL):
         (x, ok, matvecs): ``ok[r]`` is False where run r did not certify (solve it directly).
     """
     return _solve_batch(LOOP, nxt, probs, np.ascontiguousarray(windows), _NO_MATRIX,
-                        _NO_MATRIX, float(g), c, x0, rtol)
+                        _NO_MATRIX, float(g), c, x0, rtol, _NO_ATOL)
 
 
 def dense_values(M, c, x0, rtol=RTOL):
     """x = (I - M[r])^{-1} c[r] for every run."""
     return _solve_batch(DENSE, _NO_WINDOW, _NO_MATRIX, _NO_WINDOW, _NO_MATRIX,
-                        np.ascontiguousarray(M), 0.0, c, x0, rtol)
+                        np.ascontiguousarray(M), 0.0, c, x0, rtol, _NO_ATOL)
 
 
-def table_values(nxt, probs, gamma, T, rhs, x0, transpose=False, rtol=RTOL):
-    """x = (I - gamma P_T)^{-1} rhs (or with P_T^T) for every run's table ``T[r]``."""
+def table_values(nxt, probs, gamma, T, rhs, x0, transpose=False, rtol=RTOL, atol=None):
+    """x = (I - gamma P_T)^{-1} rhs (or with P_T^T) for every run's table ``T[r]``.
+
+    ``atol[r]`` (optional) loosens run r's target to an absolute 2-norm residual.
+    """
+    atol = _NO_ATOL if atol is None else np.asarray(atol, dtype=np.float64)
     return _solve_batch(STOCH_T if transpose else STOCH, nxt, probs, _NO_WINDOW,
-                        np.ascontiguousarray(T), _NO_MATRIX, float(gamma), rhs, x0, rtol)
+                        np.ascontiguousarray(T), _NO_MATRIX, float(gamma), rhs, x0, rtol, atol)

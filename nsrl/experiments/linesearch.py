@@ -1,28 +1,41 @@
-"""CPI+'s line search with few dense solves (the sweep's largest cost, docs/reproduce.md).
+"""CPI+'s line search without a dense solve per candidate (the sweep's largest cost).
 
 CPI+ scores every step a in {min(2^i alpha, 1)} by nu v_a, v_a the value of the mixture
-(1 - a) pi + a pi'. With A = I - gamma P_pi, G = gamma (P_pi' - P_pi), e = r_pi' - r_pi and
-v = v_pi (A v = r_pi), the mixture's value is v_a = v + delta_a with
+(1 - a) pi + a pi', and keeps the first best. With A = I - gamma P_pi, G = gamma (P_pi' -
+P_pi), w = (r_pi' - r_pi) + G v and v = v_pi, the mixture's value is v_a = v + delta_a with
 
-    (A - a G) delta_a = a w,   w = e + G v,
-    delta_a = sum_j a^{j+1} z_j,   z_0 = A^{-1} w,  z_{j+1} = A^{-1} G z_j   (Neumann series),
+    (A - a G) delta_a = a w + (r_pi - A v)    (the last term: v's own rounding residual).
 
-which converges when a rho(A^{-1} G) < 1. The z_j are shared by all the steps of a run, so
-one LU of A (for A^{-1} G) and one product per term give every small step's value;
-rho(A^{-1} G) is about 1-3 on stochastic Garnets (b >= 2) and tens on deterministic ones
-(measured). A step's series
-value is accepted only if its residual ||(A - a G) v_a - r_a||_inf is below ``RESIDUAL``
-(so ||v_a - exact|| <= RESIDUAL / (1 - gamma)); other steps are solved directly. The chosen
-step's value, which becomes the next target, is always solved directly.
+All candidates share one small subspace: the Krylov space K_J(B G, B w), B an explicit
+inverse of an earlier A (:class:`StaleInverse`; CPI+'s steps are tiny, so B stays an
+excellent preconditioner for many iterations). Each candidate's delta_a is the least-squares
+solution over that subspace, and its *true* residual res_a is computed, so that
+
+    ||v_a - (v + delta_a)||_inf <= ||res_a||_inf / (1 - gamma)
+
+(A - a G = I - gamma P_a with P_a stochastic). The scores become certified intervals: a
+candidate whose interval lies below the best one's cannot be the reference's choice; the
+candidates that remain uncertain (rare: a large step close to the best) and a chosen value
+not accurate to ``VALUE_TOL`` are solved directly. The stale inverse also gives d_{pi,nu} by
+preconditioned Richardson iteration, certified by its residual.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-TERMS = 40
-RESIDUAL = 1e-10
-LARGEST_SERIES_STEP = 0.5
+from nsrl.experiments import krylov
+
+BASIS = 8  # dimension J of the candidates' shared subspace
+VALUE_TOL = 1e-10  # certified accuracy of the chosen value (the next target)
+DRIFT = 1e-3  # refresh a run's inverse once its steps since the last refresh add up to this
+RTOL = 1e-13  # relative residual of the preconditioned occupancy solve
+MAX_SWEEPS = 25
+
+
+def _mv(M, x):
+    """Batched matrix-vector products M[r] @ x[r] (BLAS)."""
+    return np.matmul(M, x[..., None])[..., 0]
 
 
 def candidates(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -36,41 +49,118 @@ def candidates(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array(owner, dtype=np.int64), np.array(steps, dtype=np.float64)
 
 
-def series_values(b, Ppi, rpi, v, acts, owner, steps):
-    """Values of the candidate mixtures by the Neumann series, and which ones are certified.
+class StaleInverse:
+    """Explicit inverses B[r] of I - gamma P_r for every run, refreshed when stale.
+
+    Args:
+        batch: the :class:`nsrl.experiments.kernels.Batch` of the MDP.
+        Ppi: the runs' initial transition matrices (R, n, n).
+    """
+
+    def __init__(self, batch, Ppi: np.ndarray):
+        self.b = batch
+        self.B = np.linalg.inv(batch.eye - batch.gamma * Ppi)
+        self.drift = np.zeros(len(Ppi))
+
+    def refresh(self, runs: np.ndarray, Ppi: np.ndarray) -> None:
+        """Re-invert the runs ``runs`` whose steps since their last inverse exceed DRIFT.
+
+        ``Ppi`` holds the current matrices of ``runs`` (row i is run runs[i]).
+        """
+        stale = self.drift[runs] > DRIFT
+        if stale.any():
+            self.B[runs[stale]] = np.linalg.inv(self.b.eye - self.b.gamma * Ppi[stale])
+            self.drift[runs[stale]] = 0.0
+
+    def occupancy(self, runs: np.ndarray, T: np.ndarray) -> np.ndarray:
+        """d_{pi,nu} of the runs ``runs`` with tables ``T`` (as Batch.occupancy), certified."""
+        b = self.b
+        rhs = np.broadcast_to((1.0 - b.gamma) * b.mdp.start, (len(runs), b.n))
+        x = solve(b, self.B[runs], T, rhs, transpose=True)
+        d = np.clip(x, 0.0, None)
+        return d / d.sum(axis=1, keepdims=True)
+
+
+def solve(b, B, T, rhs, transpose=False):
+    """x = (I - gamma P_T[r])^{-1} rhs[r] (or the transposed system), certified.
+
+    Richardson iteration preconditioned by B[r] ~ (I - gamma P_T[r])^{-1} (products with
+    P_T are sparse), stopped on the residual (relative RTOL); runs that do not certify
+    within MAX_SWEEPS are solved directly.
+    """
+    Bm = np.swapaxes(B, 1, 2) if transpose else B
+    x = _mv(Bm, rhs)
+    tol = RTOL * np.linalg.norm(rhs, axis=1)
+    for _ in range(MAX_SWEEPS):
+        res = rhs - (x - b.gamma * krylov.table_mv(b.nxt, b.probs, T, x, transpose))
+        left = np.linalg.norm(res, axis=1) > tol
+        if not left.any():
+            return x
+        x += _mv(Bm, res * left[:, None])
+    A = b.eye - b.gamma * np.einsum("rsa,sat->rst", T[left], b.mdp.P)
+    A = np.swapaxes(A, 1, 2) if transpose else A
+    x[left] = np.linalg.solve(A, rhs[left][..., None])[..., 0]
+    return x
+
+
+def subspace_values(b, B, T, rpi, v, acts, owner, steps):
+    """Every candidate's value from the shared subspace, with its certified error bound.
+
+    Args:
+        b: the Batch.
+        B: the runs' (stale) inverses.
+        T: the runs' tables pi[s, a].
+        rpi: the runs' r_pi.
+        v: the runs' v_pi.
+        acts: the runs' greedy policies pi'.
+        owner: each candidate's run (:func:`candidates`).
+        steps: each candidate's step.
 
     Returns:
-        (values[c, s], ok[c]): ok is False where the series value is not certified.
+        (values[c, s], err[c]) with ||values[c] - v_{a_c}||_inf <= err[c].
     """
     gamma = b.gamma
-    Pn, rn = b.rows(acts)
-    A = b.eye - gamma * Ppi
-    G = gamma * (Pn - Ppi)
-    K = np.linalg.solve(A, G)  # C = A^{-1} G, one LU per run: then one product per term
+    Tn = np.eye(T.shape[2])[acts]
+    rn = b.mdp.R[b.states, acts]
 
-    def mv(M, x):  # batched matrix-vector products through BLAS
-        return np.matmul(M, x[..., None])[..., 0]
+    def P(table, x):
+        return krylov.table_mv(b.nxt, b.probs, table, x)
 
-    z = np.linalg.solve(A, (rn - rpi + mv(G, v))[..., None])[..., 0]
-    Z = [z]
-    for _ in range(TERMS - 1):
-        z = mv(K, z)
-        Z.append(z)
-    Z = np.stack(Z, axis=1)  # (runs, terms, states)
-    powers = steps[:, None] ** np.arange(1, TERMS + 1)  # a^{j+1}
-    values = v[owner] + np.einsum("cj,cjs->cs", powers, Z[owner])
-    a = steps[:, None]
-    p_x = (1 - a) * _per_owner_matvec(Ppi, owner, values) + a * _per_owner_matvec(Pn, owner, values)
-    r_a = (1 - a) * rpi[owner] + a * rn[owner]
-    residual = values - gamma * p_x - r_a
-    ok = (np.abs(residual).max(axis=1) <= RESIDUAL) & (steps <= LARGEST_SERIES_STEP)
-    return values, ok
+    def G(x):
+        return gamma * (P(Tn, x) - P(T, x))
+
+    w = rn - rpi + G(v)
+    own = rpi - (v - gamma * P(T, v))  # v's residual, carried into every candidate
+    Z = np.empty((len(v), b.n, BASIS))
+    z = solve(b, B, T, w)  # A^{-1} w: the first-order term, accurately
+    for i in range(BASIS):
+        Z[:, :, i] = z
+        if i + 1 < BASIS:
+            z = solve(b, B, T, G(z)) if i == 0 else _mv(B, G(z))
+    Q = np.linalg.qr(Z)[0]
+    PQ = P(T, Q)
+    AQ, GQ = Q - gamma * PQ, gamma * (P(Tn, Q) - PQ)
+    M = AQ[owner] - steps[:, None, None] * GQ[owner]
+    rhs = steps[:, None] * w[owner] + own[owner]
+    Qm, Rm = np.linalg.qr(M)
+    y = np.linalg.solve(Rm, np.matmul(np.swapaxes(Qm, 1, 2), rhs[..., None]))[..., 0]
+    res = rhs - _mv(M, y)
+    values = v[owner] + _mv(Q[owner], y)
+    return values, np.abs(res).max(axis=1) / (1.0 - gamma)
 
 
-def _per_owner_matvec(M, owner, X):
-    """M[owner[c]] @ X[c] for every candidate c, without copying M per candidate."""
-    out = np.empty_like(X)
+def choose(owner, score, err):
+    """Per run: the first best candidate, and the candidates not certified to lose to it.
+
+    Returns:
+        (best[c] per run, uncertain mask over candidates).
+    """
+    best, uncertain = [], np.zeros(owner.size, dtype=bool)
     for r in np.unique(owner):
-        mine = owner == r
-        out[mine] = X[mine] @ M[r].T
-    return out
+        mine = np.flatnonzero(owner == r)
+        i = mine[int(np.argmax(score[mine]))]
+        close = mine[score[mine] + err[mine] >= score[i] - err[i]]
+        if close.size > 1:
+            uncertain[close] = True
+        best.append(i)
+    return np.array(best, dtype=np.int64), uncertain
