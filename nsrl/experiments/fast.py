@@ -97,15 +97,19 @@ def _api(b: Batch, U, out) -> None:
 
 
 def _api_alpha(b: Batch, alpha: float, U, out) -> None:
-    """API(alpha): the mixture's P_pi and r_pi kept as running sums."""
+    """API(alpha): the mixture's system I - gamma P_pi and r_pi kept as running sums."""
     if alpha == 1.0:  # Mixture.step returns the new policy itself
         return _api(b, U, out)
-    Ppi, rpi = b.rows(np.zeros(U.shape[::2], dtype=np.int64))
-    v = b.evaluate(Ppi, rpi)
+    n_runs = U.shape[0]
+    everyone = np.arange(n_runs)
+    zeros = np.zeros((n_runs, b.n), dtype=np.int64)
+    A, rpi = b.systems(zeros), b.mdp.R[b.states, zeros]
+    v = np.linalg.solve(A, rpi[..., None])[..., 0]
     for k in range(U.shape[1]):
-        Pn, rn = b.rows(b.greedy_nu(v, U[:, k]))
-        Ppi, rpi = (1 - alpha) * Ppi + alpha * Pn, (1 - alpha) * rpi + alpha * rn
-        v = b.evaluate(Ppi, rpi)
+        acts = b.greedy_nu(v, U[:, k])
+        b.mix(A, everyone, acts, alpha)
+        rpi = (1 - alpha) * rpi + alpha * b.mdp.R[b.states, acts]
+        v = np.linalg.solve(A, rpi[..., None])[..., 0]
         out["loss"][:, k], out["memory"][:, k], out["step"][:, k] = b.loss(v), k + 2, alpha
 
 
@@ -145,39 +149,46 @@ def _nspi(b: Batch, m: int, U, out) -> None:
 def _cpi(b: Batch, scheme, U, out) -> None:
     """CPI, CPI(alpha), CPI+ (nsrl.schemes.cpi): conservative steps under d_{pi_k,nu}.
 
-    CPI and CPI(alpha) factor I - gamma P_pi once per step: the LU gives v_pi now and
+    Every run keeps its table T, r_pi and system A = I - gamma P_pi (updated in place,
+    sparsely). CPI and CPI(alpha) factor A once per step: the LU gives v_pi now and
     d_{pi,nu} at the next iteration. CPI+ keeps stale inverses (linesearch.StaleInverse).
     """
     n_runs = U.shape[0]
     zeros = np.zeros((n_runs, b.n), dtype=np.int64)
     T = np.eye(b.mdp.n_actions)[zeros]
-    Ppi, rpi = b.rows(zeros)
+    A, rpi = b.systems(zeros), b.mdp.R[b.states, zeros]
     plus = isinstance(scheme, CPIPlus)
-    inv = StaleInverse(b, Ppi) if plus else None
-    lus = None if plus else b.factor(Ppi)
-    v = b.evaluate(Ppi, rpi) if plus else b.solve_factored(lus, rpi)
+    inv = StaleInverse(b, A) if plus else None
+    lus = None if plus else b.factor(A)
+    v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else b.solve_factored(lus, rpi)
     memory, losses = np.ones(n_runs, dtype=np.int64), b.loss(v)
     active = np.arange(n_runs)  # CPI and CPI+ stop for good once their rule fires
     out["step"][:] = 0.0
     for k in range(U.shape[1]):
         if active.size:
             if plus:
-                inv.refresh(active, Ppi[active])
+                inv.refresh(active, A)
                 d = inv.occupancy(active, T[active])
             else:
                 d = b.occupancy_factored([lus[r] for r in active])
-            alpha, acts, v_new = _cpi_step(b, scheme, T[active], Ppi[active], rpi[active],
-                                           v[active], U[active, k], d, inv, active)
+            alpha, acts, v_new = _cpi_step(b, scheme, T[active], A, rpi[active], v[active],
+                                           U[active, k], d, inv, active)
             out["step"][active, k] = alpha
             moved = alpha > 0
             idx, a, acts = active[moved], alpha[moved], acts[moved]
-            T[idx], Ppi[idx], rpi[idx] = _mix(b, T[idx], Ppi[idx], rpi[idx], acts, a)
+            onehot = np.eye(T.shape[2])[acts]
+            T[idx] = np.where((a == 1.0)[:, None, None], onehot,
+                              (1 - a)[:, None, None] * T[idx] + a[:, None, None] * onehot)
+            rn = b.mdp.R[b.states, acts]
+            rpi[idx] = np.where((a == 1.0)[:, None], rn, (1 - a)[:, None] * rpi[idx]
+                                + a[:, None] * rn)
+            b.mix(A, idx, acts, a)
             memory[idx] = np.where(a == 1.0, 1, memory[idx] + 1)
             if plus:
                 inv.drift[idx] += a
                 v[idx] = v_new[moved]
             else:
-                new = b.factor(Ppi[idx])
+                new = b.factor(A[idx])
                 for r, lu in zip(idx, new, strict=True):
                     lus[r] = lu
                 v[idx] = b.solve_factored(new, rpi[idx])
@@ -186,24 +197,7 @@ def _cpi(b: Batch, scheme, U, out) -> None:
         out["loss"][:, k], out["memory"][:, k] = losses, memory
 
 
-def _mix(b: Batch, T, Ppi, rpi, acts, alpha):
-    """(1 - alpha) pi + alpha pi' as table, P_pi and r_pi; alpha == 1 gives pi' itself.
-
-    The inputs are fancy-indexed copies, so they are updated in place.
-    """
-    Pn, rn = b.rows(acts)
-    onehot = np.eye(T.shape[2])[acts]
-    a = alpha[:, None]
-    for x, new in ((T, onehot), (Ppi, Pn)):
-        x *= (1 - a)[..., None]
-        x += a[..., None] * new
-    rpi = (1 - a) * rpi + a * rn
-    full = alpha == 1.0
-    T[full], Ppi[full], rpi[full] = onehot[full], Pn[full], rn[full]
-    return T, Ppi, rpi
-
-
-def _cpi_step(b: Batch, scheme, T, Ppi, rpi, v, U, d, inv, runs):
+def _cpi_step(b: Batch, scheme, T, A, rpi, v, U, d, inv, runs):
     """One greedy call under d_{pi,nu} for the active runs; returns (alpha, acts, v_new).
 
     alpha is 0 where CPI's stopping rule fires; v_new is the chosen candidates' values for
@@ -222,7 +216,7 @@ def _cpi_step(b: Batch, scheme, T, Ppi, rpi, v, U, d, inv, runs):
                      np.minimum(1.0, (1.0 - b.gamma) * (a_norm - eps / 3.0) / (4.0 * r_max)), 0.0)
     if not isinstance(scheme, CPIPlus):
         return alpha, acts, None
-    return _line_search(b, inv, runs, T, Ppi, rpi, v, acts, alpha)
+    return _line_search(b, inv, runs, T, A, rpi, v, acts, alpha)
 
 
 def _exclude(b: Batch, T, rpi, acts, owner, steps, values, score, err, best, uncertain):
@@ -256,7 +250,7 @@ def _exclude(b: Batch, T, rpi, acts, owner, steps, values, score, err, best, unc
     return uncertain
 
 
-def _line_search(b: Batch, inv, runs, T, Ppi, rpi, v, acts, alpha):
+def _line_search(b: Batch, inv, runs, T, A, rpi, v, acts, alpha):
     """CPI+: among min(2^i alpha, 1), the step with the best nu v (first best on ties).
 
     Candidates are scored on a shared subspace with certified error bounds
@@ -273,13 +267,13 @@ def _line_search(b: Batch, inv, runs, T, Ppi, rpi, v, acts, alpha):
     if uncertain.any():
         uncertain = _exclude(b, T, rpi, acts, owner, steps, values, score, err, best, uncertain)
     if uncertain.any():  # rank these by direct solves
-        exact = b.evaluate_mixtures(Ppi, rpi, acts, owner[uncertain], steps[uncertain])
+        exact = b.evaluate_mixtures(A, runs, rpi, acts, owner[uncertain], steps[uncertain])
         values[uncertain], err[uncertain] = exact, 0.0
         score[uncertain] = exact @ b.mdp.start
         best, _ = choose(owner, score, np.zeros_like(err))
     loose = best[err[best] > VALUE_TOL]
     if loose.size:
-        values[loose] = b.evaluate_mixtures(Ppi, rpi, acts, owner[loose], steps[loose])
+        values[loose] = b.evaluate_mixtures(A, runs, rpi, acts, owner[loose], steps[loose])
     v_new[owner[best]] = values[best]
     alpha[owner[best]] = steps[best]
     return alpha, acts, v_new

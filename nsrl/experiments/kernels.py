@@ -40,27 +40,54 @@ def _propagate(nxt, probs, gamma, acts, M, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _mixed_systems(P, R, gamma, Ppi, rpi, acts, owner, steps, A, b):  # pragma: no cover
-    """A[c] = I - gamma P_c, b[c] = r_c for the mixtures (1 - a) pi_o + a pi'_o (CPI+).
+def _mixed_systems(P, R, gamma, Asys, run_of, rpi, acts, owner, steps, A, b):  # pragma: no cover
+    """A[c] = (1 - a) Asys[run_of[c]] + a (I - gamma P_x), b[c] = (1 - a) r_pi + a r_x.
 
-    One pass per candidate c (owner o, step a), without temporaries; a == 1 is pi'_o itself
-    (Mixture.step returns the greedy policy), as in nsrl.schemes.cpi.
+    The systems of the mixtures (1 - a) pi_o + a pi'_o (CPI+'s candidates c, owner o, step a,
+    pi' = acts[o]); a == 1 is pi'_o itself (Mixture.step returns the greedy policy).
     """
     n = P.shape[0]
     for c in range(owner.shape[0]):
-        o, a = owner[c], steps[c]
+        o, a, q = owner[c], steps[c], run_of[c]
         for s in range(n):
             x = acts[o, s]
             row = A[c, s]
             if a == 1.0:
                 for t in range(n):
                     row[t] = -gamma * P[s, x, t]
+                row[s] += 1.0
                 b[c, s] = R[s, x]
             else:
                 for t in range(n):
-                    row[t] = -gamma * ((1.0 - a) * Ppi[o, s, t] + a * P[s, x, t])
+                    row[t] = (1.0 - a) * Asys[q, s, t] - a * gamma * P[s, x, t]
+                row[s] += a
                 b[c, s] = (1.0 - a) * rpi[o, s] + a * R[s, x]
-            row[s] += 1.0
+
+
+@njit(cache=True)
+def _mix_systems(A, nxt, probs, gamma, runs, acts, alpha):  # pragma: no cover - compiled
+    """A[runs[i]] <- (1 - a_i) A[runs[i]] + a_i (I - gamma P_{acts[i]}), in place, sparse.
+
+    a_i == 1 gives I - gamma P_{acts[i]} exactly (Mixture.step returns the new policy).
+    """
+    n = A.shape[1]
+    width = nxt.shape[2]
+    for i in range(runs.shape[0]):
+        r, a = runs[i], alpha[i]
+        M = A[r]
+        if a == 1.0:
+            M[:, :] = 0.0
+        else:
+            for s in range(n):
+                for t in range(n):
+                    M[s, t] *= 1.0 - a
+        for s in range(n):
+            M[s, s] += a
+            x = acts[i, s]
+            for j in range(width):
+                p = probs[s, x, j]
+                if p != 0.0:
+                    M[s, nxt[s, x, j]] -= a * gamma * p
 
 
 # Deterministic policies are evaluated by GMRES from this branching on (measured at n_S = 200:
@@ -156,18 +183,35 @@ class Batch:
         if width >= GMRES_MIN_BRANCHING:
             start = self.mdp.R[self.states, acts] if x0 is None else x0
             return self.loop_krylov(acts[:, None, :], start)
-        return self.evaluate(*self.rows(acts))
+        A = self.systems(acts)
+        return np.linalg.solve(A, self.mdp.R[self.states, acts][..., None])[..., 0]
 
-    def evaluate_mixtures(self, Ppi, rpi, acts, owner, steps) -> np.ndarray:
-        """Values of the mixtures (1 - steps[c]) pi_{owner[c]} + steps[c] pi'_{owner[c]}."""
+    def systems(self, acts: np.ndarray) -> np.ndarray:
+        """A[r] = I - gamma P_{acts[r]} for deterministic policies (built sparsely)."""
+        A = np.empty((len(acts), self.n, self.n))
+        self.mix(A, np.arange(len(acts)), acts, np.ones(len(acts)))
+        return A
+
+    def mix(self, A: np.ndarray, runs: np.ndarray, acts: np.ndarray, alpha) -> None:
+        """A[runs] <- (1 - alpha) A[runs] + alpha (I - gamma P_acts), in place."""
+        _mix_systems(A, self.nxt, self.probs, self.gamma, np.asarray(runs, dtype=np.int64),
+                     acts, np.broadcast_to(np.asarray(alpha, dtype=np.float64), (len(runs),)))
+
+    def evaluate_mixtures(self, Asys, runs, rpi, acts, owner, steps) -> np.ndarray:
+        """Values of the mixtures (1 - steps[c]) pi_{owner[c]} + steps[c] pi'_{owner[c]}.
+
+        ``Asys`` holds every run's I - gamma P_pi; ``runs[o]`` is the run of owner o (rpi
+        and acts are indexed by owner).
+        """
         A = np.empty((owner.size, self.n, self.n))
         rhs = np.empty((owner.size, self.n))
-        _mixed_systems(self.mdp.P, self.mdp.R, self.gamma, Ppi, rpi, acts, owner, steps, A, rhs)
+        _mixed_systems(self.mdp.P, self.mdp.R, self.gamma, Asys, runs[owner], rpi, acts, owner,
+                       steps, A, rhs)
         return np.linalg.solve(A, rhs[..., None])[..., 0]
 
-    def factor(self, Ppi: np.ndarray) -> list:
-        """LU factors of I - gamma P_pi per run (for :meth:`solve_factored`)."""
-        return [lu_factor(self.eye - self.gamma * P, check_finite=False) for P in Ppi]
+    def factor(self, A: np.ndarray) -> list:
+        """LU factors of the systems A[r] (for :meth:`solve_factored`)."""
+        return [lu_factor(M, check_finite=False) for M in A]
 
     def solve_factored(self, lus: list, rhs: np.ndarray, transpose: bool = False) -> np.ndarray:
         """x[r] = (I - gamma P_r)^{-1} rhs[r] (or the transposed system) from their LU."""

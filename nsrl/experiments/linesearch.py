@@ -54,23 +54,23 @@ class StaleInverse:
 
     Args:
         batch: the :class:`nsrl.experiments.kernels.Batch` of the MDP.
-        Ppi: the runs' initial transition matrices (R, n, n).
+        A: every run's system I - gamma P_pi (R, n, n).
     """
 
-    def __init__(self, batch, Ppi: np.ndarray):
+    def __init__(self, batch, A: np.ndarray):
         self.b = batch
-        self.B = np.linalg.inv(batch.eye - batch.gamma * Ppi)
-        self.drift = np.zeros(len(Ppi))
+        self.B = np.linalg.inv(A)
+        self.drift = np.zeros(len(A))
 
-    def refresh(self, runs: np.ndarray, Ppi: np.ndarray) -> None:
-        """Re-invert the runs ``runs`` whose steps since their last inverse exceed DRIFT.
+    def refresh(self, runs: np.ndarray, A: np.ndarray) -> None:
+        """Re-invert those of ``runs`` whose steps since their last inverse exceed DRIFT.
 
-        ``Ppi`` holds the current matrices of ``runs`` (row i is run runs[i]).
+        ``A`` holds every run's current system.
         """
-        stale = self.drift[runs] > DRIFT
-        if stale.any():
-            self.B[runs[stale]] = np.linalg.inv(self.b.eye - self.b.gamma * Ppi[stale])
-            self.drift[runs[stale]] = 0.0
+        stale = runs[self.drift[runs] > DRIFT]
+        if stale.size:
+            self.B[stale] = np.linalg.inv(A[stale])
+            self.drift[stale] = 0.0
 
     def occupancy(self, runs: np.ndarray, T: np.ndarray) -> np.ndarray:
         """d_{pi,nu} of the runs ``runs`` with tables ``T`` (as Batch.occupancy), certified."""

@@ -96,7 +96,7 @@ def test_subspace_values_are_within_their_certified_bounds():
     acts = rng.integers(0, 3, size=(2, 30))
     owner, steps = candidates(np.array([1e-4, 3e-3]))
     values, err = subspace_values(b, stale, table, rpi, v, acts, owner, steps)
-    exact = b.evaluate_mixtures(Ppi, rpi, acts, owner, steps)
+    exact = b.evaluate_mixtures(b.eye - b.gamma * Ppi, np.arange(2), rpi, acts, owner, steps)
     gap = np.abs(values - exact).max(axis=1)
     assert np.all(gap <= err + 1e-12)
     assert err[steps < 1e-3].max() < 1e-9 and err[steps == 1.0].min() > 1e-6  # small: exact
