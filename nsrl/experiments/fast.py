@@ -263,17 +263,23 @@ def _line_search(b: Batch, inv, runs, T, A, rpi, v, acts, alpha):
         return alpha, acts, v_new
     values, err = subspace_values(b, inv.B[runs], T, rpi, v, acts, owner, steps)
     score = values @ b.mdp.start
+
+    def solve_directly(which):
+        values[which] = b.evaluate_mixtures(A, runs, rpi, acts, owner[which], steps[which])
+        err[which], score[which] = 0.0, values[which] @ b.mdp.start
+
+    while True:  # a provisional best must be accurate before it can rank the others
+        best, _ = choose(owner, score, err)
+        loose = best[err[best] > VALUE_TOL]
+        if not loose.size:
+            break
+        solve_directly(loose)
     best, uncertain = choose(owner, score, err)
     if uncertain.any():
         uncertain = _exclude(b, T, rpi, acts, owner, steps, values, score, err, best, uncertain)
     if uncertain.any():  # rank these by direct solves
-        exact = b.evaluate_mixtures(A, runs, rpi, acts, owner[uncertain], steps[uncertain])
-        values[uncertain], err[uncertain] = exact, 0.0
-        score[uncertain] = exact @ b.mdp.start
-        best, _ = choose(owner, score, np.zeros_like(err))
-    loose = best[err[best] > VALUE_TOL]
-    if loose.size:
-        values[loose] = b.evaluate_mixtures(A, runs, rpi, acts, owner[loose], steps[loose])
+        solve_directly(uncertain & (err > 0))
+        best, _ = choose(owner, score, err)
     v_new[owner[best]] = values[best]
     alpha[owner[best]] = steps[best]
     return alpha, acts, v_new

@@ -140,13 +140,24 @@ def subspace_values(b, B, T, rpi, v, acts, owner, steps):
     Q = np.linalg.qr(Z)[0]
     PQ = P(T, Q)
     AQ, GQ = Q - gamma * PQ, gamma * (P(Tn, Q) - PQ)
-    M = AQ[owner] - steps[:, None, None] * GQ[owner]
-    rhs = steps[:, None] * w[owner] + own[owner]
-    Qm, Rm = np.linalg.qr(M)
-    y = np.linalg.solve(Rm, np.matmul(np.swapaxes(Qm, 1, 2), rhs[..., None]))[..., 0]
-    res = rhs - _mv(M, y)
-    values = v[owner] + _mv(Q[owner], y)
-    return values, np.abs(res).max(axis=1) / (1.0 - gamma)
+    values = np.empty((owner.size, b.n))
+    err = np.empty(owner.size)
+    for r in np.unique(owner):
+        # least squares over span(Q) for each step a of run r, by its normal equations
+        # (M = AQ - a GQ has the conditioning of I - gamma P_a); the residual is explicit.
+        mine = np.flatnonzero(owner == r)
+        a = steps[mine][:, None, None]
+        X = np.stack([AQ[r], GQ[r]], axis=0)  # (2, n, J)
+        gram = np.einsum("inj,knl->ikjl", X, X)
+        N = gram[0, 0] - a * (gram[0, 1] + gram[1, 0]) + a**2 * gram[1, 1]
+        rw, ro = np.einsum("inj,n->ij", X, w[r]), np.einsum("inj,n->ij", X, own[r])
+        rhs = a[:, :, 0] * rw[0] + ro[0] - a[:, :, 0] * (a[:, :, 0] * rw[1] + ro[1])
+        y = np.linalg.solve(N, rhs[..., None])[..., 0]  # (c, J)
+        res = (steps[mine][:, None] * w[r] + own[r] - y @ AQ[r].T
+               + steps[mine][:, None] * (y @ GQ[r].T))
+        values[mine] = v[r] + y @ Q[r].T
+        err[mine] = np.abs(res).max(axis=1) / (1.0 - gamma)
+    return values, err
 
 
 def choose(owner, score, err):
