@@ -33,6 +33,7 @@ from nsrl.experiments.kernels import Batch
 from nsrl.experiments.linesearch import (
     VALUE_TOL,
     StaleInverse,
+    System,
     candidates,
     choose,
     subspace_values,
@@ -168,7 +169,7 @@ def _cpi(b: Batch, scheme, U, out) -> None:
         if active.size:
             if plus:
                 inv.refresh(active, A)
-                d = inv.occupancy(active, T[active])
+                d = inv.occupancy(System(b, A, active, T[active]))
             else:
                 d = b.occupancy_factored([lus[r] for r in active])
             alpha, acts, v_new = _cpi_step(b, scheme, T[active], A, rpi[active], v[active],
@@ -261,7 +262,8 @@ def _line_search(b: Batch, inv, runs, T, A, rpi, v, acts, alpha):
     v_new = np.zeros((len(v), b.n))
     if not owner.size:
         return alpha, acts, v_new
-    values, err = subspace_values(b, inv.B[runs], T, rpi, v, acts, owner, steps)
+    op = System(b, A, runs, T)
+    values, err = subspace_values(b, inv.B[runs], op, rpi, v, acts, owner, steps)
     score = values @ b.mdp.start
 
     def solve_directly(which):

@@ -256,8 +256,50 @@ def table_products(nxt, probs, T, X, transpose):  # pragma: no cover - compiled
     return Y
 
 
+@njit(cache=True)
+def _table_vec(nxt, probs, T, x):  # pragma: no cover - compiled
+    """y[r] = P_{T[r]} x[r] for vectors (the common case, kept tight)."""
+    n_runs, n = x.shape
+    width = nxt.shape[2]
+    y = np.empty_like(x)
+    for r in range(n_runs):
+        xr = x[r]
+        for s in range(n):
+            acc = 0.0
+            for a in range(T.shape[2]):
+                w = T[r, s, a]
+                if w != 0.0:
+                    part = 0.0
+                    for j in range(width):
+                        part += probs[s, a, j] * xr[nxt[s, a, j]]
+                    acc += w * part
+            y[r, s] = acc
+    return y
+
+
+@njit(cache=True)
+def _table_vec_t(nxt, probs, T, x):  # pragma: no cover - compiled
+    """y[r] = P_{T[r]}^T x[r] for vectors (scatter)."""
+    n_runs, n = x.shape
+    width = nxt.shape[2]
+    y = np.zeros_like(x)
+    for r in range(n_runs):
+        yr = y[r]
+        for s in range(n):
+            xs = x[r, s]
+            for a in range(T.shape[2]):
+                w = T[r, s, a] * xs
+                if w != 0.0:
+                    for j in range(width):
+                        yr[nxt[s, a, j]] += w * probs[s, a, j]
+    return y
+
+
 def table_mv(nxt, probs, T, x, transpose=False):
     """P_T x (or x P_T, i.e. P_T^T x) for every run: x of shape (R, n) or (R, n, J)."""
+    if x.ndim == 2:
+        kernel = _table_vec_t if transpose else _table_vec
+        return kernel(nxt, probs, np.ascontiguousarray(T), np.ascontiguousarray(x))
     X = np.ascontiguousarray(x if x.ndim == 3 else x[..., None])
     Y = table_products(nxt, probs, np.ascontiguousarray(T), X, transpose)
     return Y if x.ndim == 3 else Y[..., 0]

@@ -82,7 +82,7 @@ def test_fast_path_matches_reference_on_larger_mdps(shape, scheme):
 def test_subspace_values_are_within_their_certified_bounds():
     """|v_a - subspace value| <= err for every candidate, even with a stale inverse."""
     from nsrl.experiments.kernels import Batch
-    from nsrl.experiments.linesearch import candidates, subspace_values
+    from nsrl.experiments.linesearch import System, candidates, subspace_values
 
     mdp = nsrl.garnet(30, 3, 1, seed=4)  # deterministic: large steps are poorly resolved
     b = Batch(mdp)
@@ -95,8 +95,10 @@ def test_subspace_values_are_within_their_certified_bounds():
                                                        + 0.001 / 3))
     acts = rng.integers(0, 3, size=(2, 30))
     owner, steps = candidates(np.array([1e-4, 3e-3]))
-    values, err = subspace_values(b, stale, table, rpi, v, acts, owner, steps)
-    exact = b.evaluate_mixtures(b.eye - b.gamma * Ppi, np.arange(2), rpi, acts, owner, steps)
+    A = b.eye - b.gamma * Ppi
+    op = System(b, A, np.arange(2), table)
+    values, err = subspace_values(b, stale, op, rpi, v, acts, owner, steps)
+    exact = b.evaluate_mixtures(A, np.arange(2), rpi, acts, owner, steps)
     gap = np.abs(values - exact).max(axis=1)
     assert np.all(gap <= err + 1e-12)
     assert err[steps < 1e-3].max() < 1e-9 and err[steps == 1.0].min() > 1e-6  # small: exact
