@@ -158,24 +158,22 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
     Q = np.linalg.qr(Z)[0]
     AQ = op(Q)
     GQ = gamma * krylov.table_mv(b.nxt, b.probs, Tn, Q) - (Q - AQ)
-    values = np.empty((owner.size, b.n))
-    err = np.empty(owner.size)
-    for r in np.unique(owner):
-        # least squares over span(Q) for each step a of run r, by its normal equations
-        # (M = AQ - a GQ has the conditioning of I - gamma P_a); the residual is explicit.
-        mine = np.flatnonzero(owner == r)
-        a = steps[mine][:, None, None]
-        X = np.stack([AQ[r], GQ[r]], axis=0)  # (2, n, J)
-        gram = np.einsum("inj,knl->ikjl", X, X)
-        N = gram[0, 0] - a * (gram[0, 1] + gram[1, 0]) + a**2 * gram[1, 1]
-        rw, ro = np.einsum("inj,n->ij", X, w[r]), np.einsum("inj,n->ij", X, own[r])
-        rhs = a[:, :, 0] * rw[0] + ro[0] - a[:, :, 0] * (a[:, :, 0] * rw[1] + ro[1])
-        y = np.linalg.solve(N, rhs[..., None])[..., 0]  # (c, J)
-        res = (steps[mine][:, None] * w[r] + own[r] - y @ AQ[r].T
-               + steps[mine][:, None] * (y @ GQ[r].T))
-        values[mine] = v[r] + y @ Q[r].T
-        err[mine] = np.abs(res).max(axis=1) / (1.0 - gamma)
-    return values, err
+    # Least squares over span(Q) for every candidate c (run o, step a), by the normal
+    # equations of M = AQ - a GQ (conditioned like I - gamma P_a); residuals are explicit.
+    # Runs' candidates are contiguous (candidates()), padded to (runs, most, ...) blocks.
+    AQt, GQt = np.swapaxes(AQ, 1, 2), np.swapaxes(GQ, 1, 2)
+    aa, ag, gg = AQt @ AQ, AQt @ GQ, GQt @ GQ
+    aw, gw, ao, go = _mv(AQt, w), _mv(GQt, w), _mv(AQt, own), _mv(GQt, own)
+    o, a = owner, steps[:, None]
+    N = aa[o] - a[..., None] * (ag[o] + np.swapaxes(ag[o], 1, 2)) + a[..., None] ** 2 * gg[o]
+    y = np.linalg.solve(N, (a * aw[o] + ao[o] - a * (a * gw[o] + go[o]))[..., None])[..., 0]
+    first = np.searchsorted(owner, owner)
+    pos = np.arange(owner.size) - first
+    Y = np.zeros((len(v), int(pos.max()) + 1, Q.shape[2]))
+    Y[o, pos] = y
+    res = a * w[o] + own[o] - (Y @ AQt)[o, pos] + a * (Y @ GQt)[o, pos]
+    values = v[o] + (Y @ np.swapaxes(Q, 1, 2))[o, pos]
+    return values, np.abs(res).max(axis=1) / (1.0 - gamma)
 
 
 def choose(owner, score, err):
