@@ -189,7 +189,7 @@ def _cpi(b: Batch, scheme, U, out) -> None:
                 inv.drift[idx] += a
                 v[idx] = v_new[moved]
             else:
-                new = b.factor(A[idx])
+                new = b.factor(A, idx)
                 for r, lu in zip(idx, new, strict=True):
                     lus[r] = lu
                 v[idx] = b.solve_factored(new, rpi[idx])

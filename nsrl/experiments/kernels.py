@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from scipy.linalg import lu_factor, lu_solve
+from scipy.linalg import lapack
 
 from nsrl.exact import backend
 from nsrl.experiments import krylov
@@ -209,14 +209,19 @@ class Batch:
                        steps, A, rhs)
         return np.linalg.solve(A, rhs[..., None])[..., 0]
 
-    def factor(self, A: np.ndarray) -> list:
-        """LU factors of the systems A[r] (for :meth:`solve_factored`)."""
-        return [lu_factor(M, check_finite=False) for M in A]
+    def factor(self, A: np.ndarray, runs=None) -> list:
+        """LU factors (LAPACK getrf) of the systems A[r], r in ``runs`` (default: all).
+
+        A[r] is C-ordered, so A[r].T is Fortran-ordered: LAPACK factors A^T from a plain
+        copy and :meth:`solve_factored` solves with the transposed flag.
+        """
+        runs = range(len(A)) if runs is None else runs
+        return [lapack.dgetrf(A[r].T)[:2] for r in runs]
 
     def solve_factored(self, lus: list, rhs: np.ndarray, transpose: bool = False) -> np.ndarray:
         """x[r] = (I - gamma P_r)^{-1} rhs[r] (or the transposed system) from their LU."""
-        return np.stack([lu_solve(lu, y, trans=int(transpose), check_finite=False)
-                         for lu, y in zip(lus, rhs, strict=True)])
+        return np.stack([lapack.dgetrs(lu, piv, y, trans=int(not transpose))[0]
+                         for (lu, piv), y in zip(lus, rhs, strict=True)])
 
     def occupancy_factored(self, lus: list) -> np.ndarray:
         """:meth:`occupancy` from the runs' LU factors (no new factorisation)."""
