@@ -126,7 +126,8 @@ def _psdp(b: Batch, U, out) -> None:
         v_sigma, c = b.apply(acts, v_sigma), b.apply(acts, c)
         sigma[:, n_iterations - 1 - k] = acts
         window = sigma[:, n_iterations - 1 - k:]
-        v = b.loop_krylov(window, c if v is None else v, c)
+        # warm start: pi_{k+1} then the old loop differs from the new loop after k+1 steps
+        v = b.loop_krylov(window, c if v is None else b.apply(acts, v), c)
         out["loss"][:, k], out["memory"][:, k] = b.loss(v), k + 1
 
 
@@ -143,7 +144,7 @@ def _nspi(b: Batch, m: int, U, out) -> None:
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
         window = np.concatenate([acts[:, None], window[:, :-1]], axis=1)
-        v = b.loop_krylov(window, v)
+        v = b.loop_krylov(window, b.apply(acts, v))  # the new policy, then the old loop
         out["loss"][:, k], out["memory"][:, k] = b.loss(v), m
 
 
