@@ -20,6 +20,40 @@ from nsrl.experiments import krylov
 
 
 @njit(cache=True)
+def _q_values(R, nxt, probs, gamma, V):  # pragma: no cover - compiled
+    """Q[r, s, a] = R[s, a] + gamma sum_j probs[s, a, j] V[r, nxt[s, a, j]]."""
+    n_runs, n = V.shape
+    n_actions, width = nxt.shape[1], nxt.shape[2]
+    Q = np.empty((n_runs, n, n_actions))
+    for r in range(n_runs):
+        v = V[r]
+        for s in range(n):
+            for a in range(n_actions):
+                acc = 0.0
+                for j in range(width):
+                    acc += probs[s, a, j] * v[nxt[s, a, j]]
+                Q[r, s, a] = R[s, a] + gamma * acc
+    return Q
+
+
+@njit(cache=True)
+def _apply_policies(R, nxt, probs, gamma, acts, V):  # pragma: no cover - compiled
+    """(T_pi V)[r, s] = R[s, pi(s)] + gamma sum_j p_j V[r, next_j] for deterministic pi."""
+    n_runs, n = V.shape
+    width = nxt.shape[2]
+    out = np.empty((n_runs, n))
+    for r in range(n_runs):
+        v = V[r]
+        for s in range(n):
+            a = acts[r, s]
+            acc = 0.0
+            for j in range(width):
+                acc += probs[s, a, j] * v[nxt[s, a, j]]
+            out[r, s] = R[s, a] + gamma * acc
+    return out
+
+
+@njit(cache=True)
 def _propagate(nxt, probs, gamma, acts, M, out):  # pragma: no cover - compiled
     """out[r] = gamma P_{acts[r]} M[r] with sparse successors (nsrl.exact._propagate)."""
     n_runs, n = acts.shape
@@ -110,6 +144,7 @@ class Batch:
         self.mdp, self.noise, self.relative = mdp, float(noise), bool(relative)
         self.n, self.gamma = mdp.n_states, mdp.gamma
         self.nxt, self.probs = mdp.successors
+        self.R = np.ascontiguousarray(mdp.R, dtype=np.float64)
         self.phi = mdp.features
         self.states = np.arange(self.n)
         self.v_star = backend(mdp).optimal_value()
@@ -134,7 +169,7 @@ class Batch:
 
     def q(self, V: np.ndarray) -> np.ndarray:
         """Q[r, s, a] = R[s, a] + gamma sum_j p_j V[r, next_j] (nsrl.exact.q_values)."""
-        return self.mdp.R + self.gamma * (self.probs * V[:, self.nxt]).sum(axis=-1)
+        return _q_values(self.R, self.nxt, self.probs, self.gamma, np.ascontiguousarray(V))
 
     def project_nu(self, V: np.ndarray) -> np.ndarray:
         """Pi_{Phi,nu} V for every run."""
@@ -159,7 +194,8 @@ class Batch:
 
     def apply(self, acts: np.ndarray, V: np.ndarray) -> np.ndarray:
         """T_pi V for deterministic policies (nsrl.exact._apply)."""
-        return np.take_along_axis(self.q(V), acts[..., None], axis=2)[..., 0]
+        return _apply_policies(self.R, self.nxt, self.probs, self.gamma,
+                               np.ascontiguousarray(acts), np.ascontiguousarray(V))
 
     def rows(self, acts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(P_pi, r_pi) of deterministic policies, rows gathered from P and R."""
