@@ -102,3 +102,12 @@ def test_subspace_values_are_within_their_certified_bounds():
     gap = np.abs(values - exact).max(axis=1)
     assert np.all(gap <= err + 1e-12)
     assert err[steps < 1e-3].max() < 1e-9 and err[steps == 1.0].min() > 1e-6  # small: exact
+
+
+def test_api_low_rank_path_matches_reference():
+    """n_S >= 150, b = 2: API's values by Woodbury updates (fast._api) equal the reference."""
+    mdp = nsrl.garnet(150, 4, 2, seed=3)
+    ref = [nsrl.run(nsrl.API(), nsrl.ProjectedGreedy(mdp), 12, rng=np.random.default_rng(i))
+           for i in range(2)]
+    out = simulate(mdp, "api", [np.random.default_rng(i) for i in range(2)], 12)
+    np.testing.assert_allclose(out["loss"], [h.losses for h in ref], rtol=0, atol=1e-8)
