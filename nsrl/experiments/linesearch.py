@@ -27,6 +27,7 @@ import numpy as np
 from nsrl.experiments import krylov
 
 BASIS = 8  # dimension J of the candidates' shared subspace
+FAR_BASIS = 6  # b = 1: extra Krylov vectors around the step a = 1
 VALUE_TOL = 1e-10  # certified accuracy of the chosen value (the next target)
 DRIFT = 1e-3  # refresh a run's inverse once its steps since the last refresh add up to this
 RTOL = 1e-13  # relative residual of the preconditioned occupancy solve
@@ -149,12 +150,23 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
 
     w = rn - rpi + G(v)
     own = rpi - op(v)  # v's residual, carried into every candidate
-    Z = np.empty((len(v), b.n, BASIS))
+    deterministic = b.nxt.shape[2] == 1
+    Z = np.empty((len(v), b.n, BASIS + (FAR_BASIS if deterministic else 0)))
     z = solve(B, op, w)  # A^{-1} w: the first-order term, accurately
     for i in range(BASIS):
         Z[:, :, i] = z
         if i + 1 < BASIS:
             z = solve(B, op, G(z)) if i == 0 else _mv(B, G(z))
+    if deterministic:
+        # b = 1: (I - gamma P_pi')^{-1} is an O(n) functional-graph solve, so the steps near
+        # a = 1 get their own Krylov vectors: A - aG = A' + (1 - a) G, A' = I - gamma P_pi'.
+        def solve_new(y):
+            return krylov.functional_values(b.nxt, acts[:, None, :], y, gamma)
+
+        z = solve_new(w)
+        for i in range(FAR_BASIS):
+            Z[:, :, BASIS + i] = z
+            z = solve_new(G(z))
     Q = np.linalg.qr(Z)[0]
     AQ = op(Q)
     GQ = gamma * krylov.table_mv(b.nxt, b.probs, Tn, Q) - (Q - AQ)
