@@ -36,6 +36,7 @@ from nsrl.experiments.linesearch import (
     System,
     candidates,
     choose,
+    polish,
     subspace_values,
 )
 from nsrl.experiments.woodbury import PolicyInverse
@@ -285,7 +286,13 @@ def _line_search(b: Batch, inv, runs, T, A, rpi, v, acts, alpha):
         loose = best[err[best] > VALUE_TOL]
         if not loose.size:
             break
-        solve_directly(loose)
+        o = owner[loose]
+        x = values[loose]
+        err[loose] = polish(b, inv.B[runs[o]], T[o], rpi[o], acts[o], steps[loose], x)
+        values[loose], score[loose] = x, x @ b.mdp.start
+        still = loose[err[loose] > VALUE_TOL]
+        if still.size:
+            solve_directly(still)
     best, uncertain = choose(owner, score, err)
     if uncertain.any():
         uncertain = _exclude(b, T, rpi, acts, owner, steps, values, score, err, best, uncertain)

@@ -188,6 +188,26 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
     return values, np.abs(res).max(axis=1) / (1.0 - gamma)
 
 
+def polish(b, B, T, rpi, acts, steps, x, sweeps: int = 3):
+    """Refine the values ``x`` of the mixtures (1 - a) pi + a pi' (one per run) in place.
+
+    Preconditioned Richardson with the stale inverses B, stopped at residual RTOL ||r_a||:
+    a chosen value certified only to VALUE_TOL would otherwise pass its residual on to the
+    next iteration's bounds (divided by 1 - gamma). Returns the certified error bounds.
+    """
+    gamma, a = b.gamma, steps[:, None]
+    Tn = np.eye(b.mdp.n_actions)[acts]
+    r = (1 - a) * rpi + a * b.mdp.R[b.states, acts]
+    table = (1 - a[..., None]) * T + a[..., None] * Tn
+    for _ in range(sweeps):
+        res = r - (x - gamma * krylov.table_mv(b.nxt, b.probs, table, x))
+        if np.all(np.linalg.norm(res, axis=1) <= RTOL * np.linalg.norm(r, axis=1)):
+            break
+        x += _mv(B, res)
+    res = r - (x - gamma * krylov.table_mv(b.nxt, b.probs, table, x))
+    return np.abs(res).max(axis=1) / (1.0 - gamma)
+
+
 def choose(owner, score, err):
     """Per run: the first best candidate, and the candidates not certified to lose to it.
 
