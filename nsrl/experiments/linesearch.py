@@ -156,7 +156,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
     for i in range(BASIS):
         Z[:, :, i] = z
         if i + 1 < BASIS:
-            z = solve(B, op, G(z)) if i == 0 else _mv(B, G(z))
+            z = _mv(B, G(z))
     if deterministic:
         # b = 1: (I - gamma P_pi')^{-1} is an O(n) functional-graph solve, so the steps near
         # a = 1 get their own Krylov vectors: A - aG = A' + (1 - a) G, A' = I - gamma P_pi'.

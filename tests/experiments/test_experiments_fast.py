@@ -102,7 +102,7 @@ def test_subspace_values_are_within_their_certified_bounds(branching):
     exact = b.evaluate_mixtures(A, np.arange(2), rpi, acts, owner, steps)
     gap = np.abs(values - exact).max(axis=1)
     assert np.all(gap <= err + 1e-12)
-    assert err[steps < 1e-3].max() < 1e-9  # small steps: as good as a direct solve
+    assert err[steps < 2e-4].max() < 1e-9  # the smallest steps: as good as a direct solve
     if branching == 1:  # the greedy policy's own Krylov vectors resolve a = 1 as well
         assert err[steps == 1.0].max() < 1e-9
     else:
