@@ -23,6 +23,7 @@ preconditioned Richardson iteration, certified by its residual.
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import lapack
 
 from nsrl.experiments import krylov
 
@@ -37,6 +38,22 @@ MAX_SWEEPS = 25
 def _mv(M, x):
     """Batched matrix-vector products M[r] @ x[r] (BLAS)."""
     return np.matmul(M, x[..., None])[..., 0]
+
+
+def invert(A: np.ndarray) -> np.ndarray:
+    """Inverses of the matrices A[i] by LAPACK getrf + getri.
+
+    A quarter cheaper than numpy.linalg.inv's solve against the identity. A[i] is
+    C-ordered: its transpose goes to LAPACK without a reordering copy; inv(A^T)^T = inv(A).
+    """
+    out = np.empty_like(A)
+    for i, M in enumerate(A):
+        lu, piv, info = lapack.dgetrf(M.T)
+        inverse, info2 = lapack.dgetri(lu, piv)
+        if info or info2:
+            raise np.linalg.LinAlgError(f"singular system (LAPACK info {info or info2})")
+        out[i] = inverse.T
+    return out
 
 
 def candidates(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -60,7 +77,7 @@ class StaleInverse:
 
     def __init__(self, batch, A: np.ndarray):
         self.b = batch
-        self.B = np.linalg.inv(A)
+        self.B = invert(A)
         self.drift = np.zeros(len(A))
 
     def refresh(self, runs: np.ndarray, A: np.ndarray) -> None:
@@ -70,7 +87,7 @@ class StaleInverse:
         """
         stale = runs[self.drift[runs] > DRIFT]
         if stale.size:
-            self.B[stale] = np.linalg.inv(A[stale])
+            self.B[stale] = invert(A[stale])
             self.drift[stale] = 0.0
 
     def occupancy(self, op: System) -> np.ndarray:
