@@ -299,12 +299,15 @@ class Batch:
 
         No dense matrix is formed: (I - M) x costs m sparse products. ``c`` (the loop's
         T_{pi_1}...T_{pi_m} 0) is computed when not given. Runs whose solve does not
-        certify are solved directly.
+        certify are solved directly. On b = 1 MDPs the loop is a map: solved exactly by
+        :func:`krylov.functional_values` instead.
         """
         window = np.ascontiguousarray(window)
         if c is None:
             c = krylov.loop_rhs(self.nxt, self.probs, self.mdp.R, self.gamma, window)
         g = self.gamma ** window.shape[1]
+        if self.nxt.shape[2] == 1:  # b = 1: the loop is a map, solved exactly in O(m n)
+            return krylov.functional_values(self.nxt, window, c, g)
         x, ok, _ = krylov.loop_values(self.nxt, self.probs, window, g, c, x0)
         if not ok.all():
             x[~ok] = self.loop_value(window[~ok])

@@ -191,17 +191,25 @@ def loop_rhs(nxt, probs, R, gamma, windows):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def functional_values(nxt, windows, c, g):  # pragma: no cover - compiled
-    """x = c + g x[f] exactly, f(s) = nxt[s, w(s), 0] a deterministic successor map.
+    """x = c + g x[F] exactly, F the successor map of a window of deterministic policies.
 
-    For b = 1 Garnets a deterministic policy's P_pi is the map f: every state walks a path
-    into one cycle, whose values have a closed form, and the paths fill in backwards
-    (O(n), no rounding beyond the geometric sums). ``windows`` has shape (R, 1, n).
+    On b = 1 Garnets a deterministic policy's P_pi is a map f(s) = nxt[s, pi(s), 0], and
+    the window (w_0, ..., w_{m-1}) (w_0 acting first) composes to F = f_{m-1} o ... o f_0,
+    so that (g P_{w_0} ... P_{w_{m-1}} x)(s) = g x[F(s)]. Every state walks a path into one
+    cycle of F, whose values have a closed form, and the paths fill in backwards: O(m n),
+    no rounding beyond the geometric sums. ``windows`` has shape (R, m, n).
     """
     n_runs, n = c.shape
     x = np.empty((n_runs, n))
+    F = np.empty(n, dtype=np.int64)
     state = np.zeros(n, dtype=np.int8)  # 0 new, 1 on the current path, 2 solved
     path = np.empty(n, dtype=np.int64)
     for r in range(n_runs):
+        for s in range(n):
+            t = s
+            for i in range(windows.shape[1]):
+                t = nxt[t, windows[r, i, t], 0]
+            F[s] = t
         state[:] = 0
         for s0 in range(n):
             top, s = 0, s0
@@ -209,7 +217,7 @@ def functional_values(nxt, windows, c, g):  # pragma: no cover - compiled
                 state[s] = 1
                 path[top] = s
                 top += 1
-                s = nxt[s, windows[r, 0, s], 0]
+                s = F[s]
             if state[s] == 1:  # a new cycle: path[i:top], starting at s
                 i = top - 1
                 while path[i] != s:
@@ -222,12 +230,12 @@ def functional_values(nxt, windows, c, g):  # pragma: no cover - compiled
                 state[s] = 2
                 for j in range(top - 1, i, -1):
                     u = path[j]
-                    x[r, u] = c[r, u] + g * x[r, nxt[u, windows[r, 0, u], 0]]
+                    x[r, u] = c[r, u] + g * x[r, F[u]]
                     state[u] = 2
                 top = i
             for j in range(top - 1, -1, -1):
                 u = path[j]
-                x[r, u] = c[r, u] + g * x[r, nxt[u, windows[r, 0, u], 0]]
+                x[r, u] = c[r, u] + g * x[r, F[u]]
                 state[u] = 2
     return x
 

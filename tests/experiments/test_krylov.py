@@ -68,3 +68,13 @@ def test_woodbury_inverses_follow_changing_policies():
         acts[changed] = rng.integers(0, 4, changed.sum())
         np.testing.assert_allclose(inverse.values(acts), b.evaluate(*b.rows(acts)),
                                    rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("m", [1, 4, 30])
+def test_functional_values_solve_deterministic_loops_exactly(m):
+    mdp = nsrl.garnet(70, 3, 1, seed=9)
+    b = Batch(mdp)
+    windows = np.random.default_rng(m).integers(0, 3, size=(4, m, 70))
+    c = krylov.loop_rhs(b.nxt, b.probs, mdp.R, mdp.gamma, windows)
+    x = krylov.functional_values(b.nxt, windows, c, mdp.gamma**m)
+    np.testing.assert_allclose(x, b.loop_value(windows), rtol=0, atol=1e-9)
