@@ -31,7 +31,13 @@ BASIS = 8  # dimension J of the candidates' shared subspace
 FAR_BASIS = 6  # b = 1: extra Krylov vectors around the step a = 1
 VALUE_TOL = 1e-10  # certified accuracy of the chosen value (the next target)
 DRIFT = 1e-3  # refresh a run's inverse once its steps since the last refresh add up to this
-RTOL = 1e-13  # relative residual of the preconditioned occupancy solve
+RTOL = 1e-13  # relative residual of the preconditioned solves
+# d_{pi,nu} only weighs the projection: 1e-11 is ample, and its residual (of entries
+# ~ (1 - gamma) / n) would otherwise sit at the rounding floor.
+OCCUPANCY_RTOL = 1e-11
+# The first Krylov vector A^{-1} w enters the values times the (small) step: 1e-10 relative
+# keeps the smallest steps certified; the chosen value is polished to RTOL anyway.
+FIRST_RTOL = 1e-10
 MAX_SWEEPS = 25
 
 
@@ -79,6 +85,8 @@ class StaleInverse:
         self.b = batch
         self.B = invert(A)
         self.drift = np.zeros(len(A))
+        self.raw = _mv(np.swapaxes(self.B, 1, 2), np.broadcast_to(
+            (1.0 - batch.gamma) * batch.mdp.start, (len(A), batch.n)))
 
     def refresh(self, runs: np.ndarray, A: np.ndarray) -> None:
         """Re-invert those of ``runs`` whose steps since their last inverse exceed DRIFT.
@@ -94,7 +102,10 @@ class StaleInverse:
         """d_{pi,nu} of the runs of ``op`` (as Batch.occupancy), certified."""
         b = self.b
         rhs = np.broadcast_to((1.0 - b.gamma) * b.mdp.start, (len(op.runs), b.n))
-        x = solve(self.B[op.runs], op, rhs, transpose=True)
+        # warm start: the runs' previous occupancies (CPI+'s steps are small)
+        x = solve(self.B[op.runs], op, rhs, transpose=True, x0=self.raw[op.runs],
+                  rtol=OCCUPANCY_RTOL)
+        self.raw[op.runs] = x
         d = np.clip(x, 0.0, None)
         return d / d.sum(axis=1, keepdims=True)
 
@@ -121,15 +132,16 @@ class System:
         return x - b.gamma * krylov.table_mv(b.nxt, b.probs, self.T, x, transpose)
 
 
-def solve(B, op: System, rhs, transpose=False):
+def solve(B, op: System, rhs, transpose=False, x0=None, rtol=RTOL):
     """x = A[r]^{-1} rhs[r] (or the transposed system) for the runs of ``op``, certified.
 
-    Richardson iteration preconditioned by B[r] ~ A[r]^{-1}, stopped on the residual
-    (relative RTOL); runs that do not certify within MAX_SWEEPS are solved directly.
+    Richardson iteration preconditioned by B[r] ~ A[r]^{-1} from ``x0`` (default B rhs),
+    stopped on the residual (relative ``rtol``); runs that do not certify within MAX_SWEEPS
+    are solved directly.
     """
     Bm = np.swapaxes(B, 1, 2) if transpose else B
-    x = _mv(Bm, rhs)
-    tol = RTOL * np.linalg.norm(rhs, axis=1)
+    x = _mv(Bm, rhs) if x0 is None else x0.copy()
+    tol = rtol * np.linalg.norm(rhs, axis=1)
     for _ in range(MAX_SWEEPS):
         res = rhs - op(x, transpose)
         left = np.linalg.norm(res, axis=1) > tol
@@ -169,7 +181,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
     own = rpi - op(v)  # v's residual, carried into every candidate
     deterministic = b.nxt.shape[2] == 1
     Z = np.empty((len(v), b.n, BASIS + (FAR_BASIS if deterministic else 0)))
-    z = solve(B, op, w)  # A^{-1} w: the first-order term, accurately
+    z = solve(B, op, w, rtol=FIRST_RTOL)  # A^{-1} w: the first-order term, accurately
     for i in range(BASIS):
         Z[:, :, i] = z
         if i + 1 < BASIS:
