@@ -108,19 +108,24 @@ def _api(b: Batch, U, out) -> None:
 
 
 def _api_alpha(b: Batch, alpha: float, U, out) -> None:
-    """API(alpha): the mixture's system I - gamma P_pi and r_pi kept as running sums."""
+    """API(alpha): the mixture's table, system I - gamma P_pi and r_pi kept as running sums.
+
+    Each value: one single-precision LU, refined to double precision (Batch.solve_factored).
+    """
     if alpha == 1.0:  # Mixture.step returns the new policy itself
         return _api(b, U, out)
     n_runs = U.shape[0]
     everyone = np.arange(n_runs)
     zeros = np.zeros((n_runs, b.n), dtype=np.int64)
-    A, rpi = b.systems(zeros), b.mdp.R[b.states, zeros]
-    v = np.linalg.solve(A, rpi[..., None])[..., 0]
+    onehot = np.eye(b.mdp.n_actions)
+    T, A, rpi = onehot[zeros], b.systems(zeros), b.mdp.R[b.states, zeros]
+    v = b.solve_factored(b.factor(A), T, rpi)
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
         b.mix(A, everyone, acts, alpha)
+        T = (1 - alpha) * T + alpha * onehot[acts]
         rpi = (1 - alpha) * rpi + alpha * b.mdp.R[b.states, acts]
-        v = np.linalg.solve(A, rpi[..., None])[..., 0]
+        v = b.solve_factored(b.factor(A), T, rpi)
         out["loss"][:, k], out["memory"][:, k], out["step"][:, k] = b.loss(v), k + 2, alpha
 
 
@@ -172,7 +177,7 @@ def _cpi(b: Batch, scheme, U, out) -> None:
     plus = isinstance(scheme, CPIPlus)
     inv = StaleInverse(b, A) if plus else None
     lus = None if plus else b.factor(A)
-    v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else b.solve_factored(lus, rpi)
+    v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else b.solve_factored(lus, T, rpi)
     memory, losses = np.ones(n_runs, dtype=np.int64), b.loss(v)
     active = np.arange(n_runs)  # CPI and CPI+ stop for good once their rule fires
     out["step"][:] = 0.0
@@ -182,7 +187,7 @@ def _cpi(b: Batch, scheme, U, out) -> None:
                 inv.refresh(active, A)
                 d = inv.occupancy(System(b, A, active, T[active]))
             else:
-                d = b.occupancy_factored([lus[r] for r in active])
+                d = b.occupancy_factored([lus[r] for r in active], T[active])
             alpha, acts, v_new = _cpi_step(b, scheme, T[active], A, rpi[active], v[active],
                                            U[active, k], d, inv, active)
             out["step"][active, k] = alpha
@@ -203,7 +208,7 @@ def _cpi(b: Batch, scheme, U, out) -> None:
                 new = b.factor(A, idx)
                 for r, lu in zip(idx, new, strict=True):
                     lus[r] = lu
-                v[idx] = b.solve_factored(new, rpi[idx])
+                v[idx] = b.solve_factored(new, T[idx], rpi[idx])
             losses[idx] = b.loss(v[idx])
             active = idx
         out["loss"][:, k], out["memory"][:, k] = losses, memory

@@ -109,10 +109,12 @@ def test_subspace_values_are_within_their_certified_bounds(branching):
         assert err[steps == 1.0].min() > 1e-6
 
 
-def test_api_low_rank_path_matches_reference():
-    """n_S >= 150, b = 2: API's values by Woodbury updates (fast._api) equal the reference."""
+@pytest.mark.parametrize("scheme", ["api", "api(0.1)", "cpi(0.1)"])
+def test_paths_for_larger_mdps_match_reference(scheme):
+    """n_S >= 150, b = 2: API's low-rank updates (woodbury) and the single-precision LU with
+    double-precision refinement of API(alpha)/CPI(alpha) give the reference's losses."""
     mdp = nsrl.garnet(150, 4, 2, seed=3)
-    ref = [nsrl.run(nsrl.API(), nsrl.ProjectedGreedy(mdp), 12, rng=np.random.default_rng(i))
-           for i in range(2)]
-    out = simulate(mdp, "api", [np.random.default_rng(i) for i in range(2)], 12)
+    ref = [nsrl.run(make_scheme(scheme), nsrl.ProjectedGreedy(mdp), 12,
+                    rng=np.random.default_rng(i)) for i in range(2)]
+    out = simulate(mdp, scheme, [np.random.default_rng(i) for i in range(2)], 12)
     np.testing.assert_allclose(out["loss"], [h.losses for h in ref], rtol=0, atol=1e-8)
