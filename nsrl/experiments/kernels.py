@@ -129,7 +129,7 @@ def _mix_systems(A, nxt, probs, gamma, runs, acts, alpha):  # pragma: no cover -
 REFINE_RTOL = 1e-12
 OCCUPANCY_RTOL = 1e-11
 MAX_REFINE = 6
-MIXED_MIN_STATES = 100  # measured: single-precision LU + refinement pays from n_S = 100
+MIXED_MIN_STATES = 150  # measured: single-precision LU + refinement pays from n_S = 100
 
 # Deterministic policies are evaluated by GMRES from this branching on (measured at n_S = 200:
 # ~40 Krylov steps at b = 10 beat one LU; ~80 at b = 2 do not).
