@@ -247,7 +247,9 @@ def _exclude(b: Batch, T, rpi, acts, owner, steps, values, score, err, best, unc
     of[owner[best]] = best
     lo = score - err
     gap = lo[of[owner]] - score
-    todo = np.flatnonzero(uncertain & (gap > 0) & ~np.isin(np.arange(owner.size), best))
+    is_best = np.zeros(owner.size, dtype=bool)
+    is_best[best] = True
+    todo = np.flatnonzero(uncertain & (gap > 0) & ~is_best)
     if not todo.size:
         return uncertain
     o, a = owner[todo], steps[todo][:, None, None]
@@ -260,10 +262,8 @@ def _exclude(b: Batch, T, rpi, acts, owner, steps, values, score, err, best, unc
     uncertain = uncertain.copy()
     uncertain[todo[lost]] = False
     # a run whose only uncertain candidate left is its best is settled
-    for r in np.unique(owner[uncertain]):
-        mine = np.flatnonzero(uncertain & (owner == r))
-        if mine.size == 1:
-            uncertain[mine] = False
+    left = np.bincount(owner[uncertain], minlength=owner.max() + 1)
+    uncertain &= left[owner] > 1
     return uncertain
 
 

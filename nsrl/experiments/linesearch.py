@@ -63,14 +63,20 @@ def invert(A: np.ndarray) -> np.ndarray:
 
 
 def candidates(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(owner, steps): the steps min(2^i alpha_r, 1), i = 0..ceil(log2(1/alpha_r)), per run."""
-    owner, steps = [], []
-    for r, a in enumerate(alpha):
-        if a > 0:
-            n = max(0, int(np.ceil(np.log2(1.0 / a)))) if a < 1.0 else 0
-            steps += [min(1.0, a * 2.0**i) for i in range(n + 1)]
-            owner += [r] * (n + 1)
-    return np.array(owner, dtype=np.int64), np.array(steps, dtype=np.float64)
+    """(owner, steps): the steps min(2^i alpha_r, 1), i = 0..ceil(log2(1/alpha_r)), per run.
+
+    Runs with alpha_r = 0 have none; owner is sorted (each run's candidates contiguous,
+    smallest step first, as nsrl.schemes.cpi.CPIPlus lists them).
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    runs = np.flatnonzero(alpha > 0)
+    a = alpha[runs]
+    with np.errstate(divide="ignore"):
+        count = np.where(a < 1.0, np.maximum(0, np.ceil(np.log2(1.0 / a))), 0).astype(np.int64) + 1
+    owner = np.repeat(runs, count)
+    start = np.cumsum(count) - count
+    i = np.arange(owner.size) - np.repeat(start, count)
+    return owner, np.minimum(1.0, np.repeat(a, count) * 2.0**i)
 
 
 class StaleInverse:
@@ -240,15 +246,17 @@ def polish(b, B, T, rpi, acts, steps, x, sweeps: int = 3):
 def choose(owner, score, err):
     """Per run: the first best candidate, and the candidates not certified to lose to it.
 
+    ``owner`` is sorted (:func:`candidates`). A candidate is uncertain when its run has
+    another candidate whose interval [score - err, score + err] reaches the best one's.
+
     Returns:
-        (best[c] per run, uncertain mask over candidates).
+        (best[c] per run, in run order, and the uncertain mask over candidates).
     """
-    best, uncertain = [], np.zeros(owner.size, dtype=bool)
-    for r in np.unique(owner):
-        mine = np.flatnonzero(owner == r)
-        i = mine[int(np.argmax(score[mine]))]
-        close = mine[score[mine] + err[mine] >= score[i] - err[i]]
-        if close.size > 1:
-            uncertain[close] = True
-        best.append(i)
-    return np.array(best, dtype=np.int64), uncertain
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    group = np.cumsum(np.r_[False, owner[1:] != owner[:-1]])
+    top = np.maximum.reduceat(score, starts)
+    index = np.arange(owner.size)
+    best = np.minimum.reduceat(np.where(score == top[group], index, owner.size), starts)
+    close = score + err >= (score - err)[best][group]
+    uncertain = close & (np.add.reduceat(close, starts) > 1)[group]
+    return best, uncertain
