@@ -6,20 +6,26 @@ Generator of ``rngs`` (tested to 1e-8): each run draws its noise in the referenc
 uniform vector per greedy call), takes the same greedy actions and records the loss of the
 same output. What differs is how the values are obtained:
 
-* the R runs that share an MDP are batched (one LAPACK call solves R systems);
-* Pi_{Phi,nu} is precomputed once per MDP;
-* mixtures (API(alpha), CPI family) keep their table and P_pi as running sums
-  (P_{k+1} = (1 - alpha) P_k + alpha P_{pi'}), never re-summing their components;
-* PSDP is incremental: v_{sigma_{k+1}} = T_{pi_{k+1}} v_{sigma_k} (no solve for the target),
-  and its loop (sigma_{k+1})^inf is v = c + M v with c_{k+1} = T_{pi_{k+1}} c_k and
-  M_{k+1} = gamma P_{pi_{k+1}} M_k (one sparse product, one solve per iteration);
-* NSPI(m) composes its window as a sliding queue of affine maps (one dense product per
-  iteration, :mod:`nsrl.experiments.window`), or rebuilds the m sparse products (compiled)
-  when that is cheaper (short windows);
-* CPI+'s line search scores small steps by a certified Neumann series shared by all the
-  steps of a run (:mod:`nsrl.experiments.linesearch`), solves the others in one batched call,
-  and reuses the chosen step's (directly solved) value as the next target's value.
+* the R runs that share an MDP are batched, Pi_{Phi,nu} is precomputed once per MDP, and
+  Q-values / T_pi v are compiled loops over the sparse successors (b per state);
+* no value needs a dense LU per iteration except the two schemes whose policy changes in
+  every state at every step (API(alpha), CPI(alpha)): they keep their system
+  I - gamma P_pi as a running sum updated sparsely in place and pay one LU per iteration
+  (single precision refined to double from n_S = 150; CPI(alpha)'s LU also gives d_{pi,nu});
+* API: b = 1, an O(n) functional-graph solve (krylov.functional_values); b = 2..4 at
+  n_S >= 150, Sherman-Morrison-Woodbury updates of each run's inverse (the greedy policy
+  changes in ~n/8 states, :mod:`nsrl.experiments.woodbury`); b >= 5, certified GMRES;
+* NSPI(m) and PSDP (loops over m or k policies): certified GMRES whose products go through
+  the window's sparse successors, warm-started at T_new v_old (:mod:`nsrl.experiments.krylov`);
+  b = 1, the loop's composed map solved exactly; PSDP at n_S <= 100, a dense running product;
+* CPI+'s line search scores all its candidate steps on one small Krylov subspace built with
+  a stale single-precision inverse, with certified error bounds; only candidates the bounds
+  cannot rank are refined (GMRES to the accuracy needed, then direct solves, rare)
+  (:mod:`nsrl.experiments.linesearch`).
 
+Every iterative result is certified by its double-precision residual, and falls back to a
+direct solve when it does not certify: the fast path stays equal to the reference (tests:
+1e-8 on the losses, 2.6e-11 measured at n_S = 200).
 The CPI family's d_{pi,nu}-weighted projections are batched QR solves; noise is drawn per run
 up front (one Generator call of shape (K, n_S) gives the same numbers as K calls of n_S).
 """

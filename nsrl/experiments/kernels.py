@@ -304,14 +304,6 @@ class Batch:
         d = np.clip(d, 0.0, None)
         return d / d.sum(axis=1, keepdims=True)
 
-    def occupancy(self, Ppi: np.ndarray) -> np.ndarray:
-        """d_{pi,nu} = (1 - gamma) nu (I - gamma P_pi)^{-1}, clipped and normalised."""
-        A = np.swapaxes(self.eye - self.gamma * Ppi, 1, 2)
-        nu = np.broadcast_to(self.mdp.start, (len(Ppi), self.n))
-        d = (1.0 - self.gamma) * np.linalg.solve(A, nu[..., None])[..., 0]
-        d = np.clip(d, 0.0, None)
-        return d / d.sum(axis=1, keepdims=True)
-
     def propagate(self, acts: np.ndarray, M: np.ndarray, out: np.ndarray) -> np.ndarray:
         """out = gamma P_pi M for deterministic policies (compiled, sparse successors)."""
         _propagate(self.nxt, self.probs, self.gamma, acts, M, out)

@@ -10,7 +10,6 @@ where ``M x`` is cheap:
 * ``STOCH`` / ``STOCH_T``: ``M = gamma P_T`` (or its transpose, for d_{pi,nu}) for a
   stochastic table T[s, a]: at most n_A b successors per state whatever the number of
   mixture components;
-* ``DENSE``: an explicit matrix (one dense product per iteration).
 
 Loops are strongly contracting in all but one direction (g = gamma^m and products of
 stochastic matrices mix), so GMRES converges in a few iterations, warm-started from the
@@ -26,14 +25,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-LOOP, DENSE, STOCH, STOCH_T = 0, 1, 2, 3
+LOOP, STOCH, STOCH_T = 0, 1, 2
 RTOL = 1e-13
 RESTART = 40
 MAX_ITER = 160
 
 
 @njit(cache=True)
-def _apply(kind, nxt, probs, window, T, M, g, x, out, tmp):  # pragma: no cover - compiled
+def _apply(kind, nxt, probs, window, T, g, x, out, tmp):  # pragma: no cover - compiled
     """out = (I - M) x for the operator described by ``kind`` (module docstring)."""
     n = x.shape[0]
     width = nxt.shape[2]
@@ -49,12 +48,6 @@ def _apply(kind, nxt, probs, window, T, M, g, x, out, tmp):  # pragma: no cover 
             tmp[:] = out
         for s in range(n):
             out[s] = x[s] - g * tmp[s]
-    elif kind == DENSE:
-        for s in range(n):
-            acc = 0.0
-            for t in range(n):
-                acc += M[s, t] * x[t]
-            out[s] = x[s] - acc
     elif kind == STOCH:
         for s in range(n):
             acc = 0.0
@@ -79,7 +72,7 @@ def _apply(kind, nxt, probs, window, T, M, g, x, out, tmp):  # pragma: no cover 
 
 
 @njit(cache=True)
-def _gmres(kind, nxt, probs, window, T, M, g, rhs, x, tol, V, H, work):  # pragma: no cover
+def _gmres(kind, nxt, probs, window, T, g, rhs, x, tol, V, H, work):  # pragma: no cover
     """Solve (I - M) x = rhs in place from the initial x; returns (matvecs, certified)."""
     n = rhs.shape[0]
     restart = H.shape[1]
@@ -88,7 +81,7 @@ def _gmres(kind, nxt, probs, window, T, M, g, rhs, x, tol, V, H, work):  # pragm
     tmp = np.empty(n)
     used = 0
     while True:
-        _apply(kind, nxt, probs, window, T, M, g, x, w, tmp)
+        _apply(kind, nxt, probs, window, T, g, x, w, tmp)
         beta = 0.0
         for s in range(n):
             w[s] = rhs[s] - w[s]
@@ -105,7 +98,7 @@ def _gmres(kind, nxt, probs, window, T, M, g, rhs, x, tol, V, H, work):  # pragm
         H[:, :] = 0.0
         steps = 0
         for j in range(restart):
-            _apply(kind, nxt, probs, window, T, M, g, V[j], w, tmp)
+            _apply(kind, nxt, probs, window, T, g, V[j], w, tmp)
             used += 1
             # classical Gram-Schmidt, twice (CGS2: as stable as modified G-S), through BLAS
             basis = V[: j + 1]
@@ -149,7 +142,7 @@ def _gmres(kind, nxt, probs, window, T, M, g, rhs, x, tol, V, H, work):  # pragm
 
 
 @njit(cache=True)
-def _solve_batch(kind, nxt, probs, windows, Ts, Ms, g, rhs, x0, rtol, atol):  # pragma: no cover
+def _solve_batch(kind, nxt, probs, windows, Ts, g, rhs, x0, rtol, atol):  # pragma: no cover
     """Every run's system; run r stops at residual <= max(rtol ||rhs_r||, atol[r])."""
     n_runs, n = rhs.shape
     X = x0.copy()
@@ -165,8 +158,7 @@ def _solve_batch(kind, nxt, probs, windows, Ts, Ms, g, rhs, x0, rtol, atol):  # 
         tol = max(rtol * np.sqrt(scale), atol[min(r, atol.shape[0] - 1)])
         w = windows[min(r, windows.shape[0] - 1)]
         T = Ts[min(r, Ts.shape[0] - 1)]
-        M = Ms[min(r, Ms.shape[0] - 1)]
-        used[r], ok[r] = _gmres(kind, nxt, probs, w, T, M, g, rhs[r], X[r], tol, V, H, work)
+        used[r], ok[r] = _gmres(kind, nxt, probs, w, T, g, rhs[r], X[r], tol, V, H, work)
     return X, ok, used
 
 
@@ -327,13 +319,7 @@ def loop_values(nxt, probs, windows, g, c, x0, rtol=RTOL):
         (x, ok, matvecs): ``ok[r]`` is False where run r did not certify (solve it directly).
     """
     return _solve_batch(LOOP, nxt, probs, np.ascontiguousarray(windows), _NO_MATRIX,
-                        _NO_MATRIX, float(g), c, x0, rtol, _NO_ATOL)
-
-
-def dense_values(M, c, x0, rtol=RTOL):
-    """x = (I - M[r])^{-1} c[r] for every run."""
-    return _solve_batch(DENSE, _NO_WINDOW, _NO_MATRIX, _NO_WINDOW, _NO_MATRIX,
-                        np.ascontiguousarray(M), 0.0, c, x0, rtol, _NO_ATOL)
+                        float(g), c, x0, rtol, _NO_ATOL)
 
 
 def table_values(nxt, probs, gamma, T, rhs, x0, transpose=False, rtol=RTOL, atol=None):
@@ -343,4 +329,4 @@ def table_values(nxt, probs, gamma, T, rhs, x0, transpose=False, rtol=RTOL, atol
     """
     atol = _NO_ATOL if atol is None else np.asarray(atol, dtype=np.float64)
     return _solve_batch(STOCH_T if transpose else STOCH, nxt, probs, _NO_WINDOW,
-                        np.ascontiguousarray(T), _NO_MATRIX, float(gamma), rhs, x0, rtol, atol)
+                        np.ascontiguousarray(T), float(gamma), rhs, x0, rtol, atol)
