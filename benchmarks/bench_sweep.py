@@ -2,6 +2,7 @@
 
     python benchmarks/bench_sweep.py                  # fast path on all 27 instances
     python benchmarks/bench_sweep.py --instances mid  # n_S in {50, 100, 200}, n_A = 5, b = 2
+    python benchmarks/bench_sweep.py --profile        # and where the time goes, by function
 
 For each measured instance, MDP 0 of the ``paper`` preset is drawn and every scheme runs
 its 30 runs x 100 iterations with the fast path (``nsrl.experiments.fast.simulate``). The
@@ -51,11 +52,13 @@ def time_fast(inst, runs, iterations, profiler):
     fast = {}
     for scheme in PAPER.schemes:
         rngs = PAPER.run_rngs(shard, scheme)[:runs]
-        profiler.enable()
+        if profiler:
+            profiler.enable()
         t = time.perf_counter()
         simulate(mdp, scheme, rngs, iterations)
         fast[scheme] = time.perf_counter() - t
-        profiler.disable()
+        if profiler:
+            profiler.disable()
     return fast
 
 
@@ -76,12 +79,14 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=PAPER.n_runs)
     p.add_argument("--iterations", type=int, default=PAPER.n_iterations)
     p.add_argument("--baseline-runs", type=int, default=2)
+    p.add_argument("--profile", action="store_true",
+                   help="also profile the fast path by function (cProfile slows it down)")
     args = p.parse_args()
     # Warm the numba caches so that compilation is not timed.
     for shape in [(20, 2, 1), (20, 2, 2), (160, 2, 2)]:
         for scheme in PAPER.schemes:
             simulate(nsrl.garnet(*shape, seed=0), scheme, [np.random.default_rng(0)], 3)
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile() if args.profile else None
     scale = PAPER.n_runs / args.runs * PAPER.n_iterations / args.iterations
     per_scheme, per_ns = defaultdict(float), defaultdict(float)
     print(f"{'instance':>14} " + " ".join(f"{s:>8}" for s in PAPER.schemes) + f" {'total s':>8}")
@@ -117,10 +122,11 @@ def main() -> None:
     print("where the fast path's time goes, per scheme:")
     for s, t in sorted(per_scheme.items(), key=lambda x: -x[1]):
         print(f"  {s:9s} {t:7.2f} s  {100 * t / measured:5.1f}%")
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(10)
-    print("\nby function (cProfile, tottime):")
-    print("\n".join(line for line in out.getvalue().splitlines()[-14:] if line.strip()))
+    if profiler:
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(10)
+        print("\nby function (cProfile, tottime; the timings above include its overhead):")
+        print("\n".join(line for line in out.getvalue().splitlines()[-14:] if line.strip()))
 
 
 if __name__ == "__main__":
