@@ -125,9 +125,9 @@ def _mix_systems(A, nxt, probs, gamma, runs, acts, alpha):  # pragma: no cover -
 
 
 # Mixed-precision refinement (Batch.solve_factored): values to a relative residual of 1e-12
-# (errors <= 1e-12 ||r|| / (1 - gamma)), occupancies to 1e-10 (they only weigh a projection).
+# (errors <= 1e-12 ||r|| / (1 - gamma)), occupancies to 1e-12 (they set CPI's step).
 REFINE_RTOL = 1e-12
-OCCUPANCY_RTOL = 1e-10
+OCCUPANCY_RTOL = 1e-12
 MAX_REFINE = 6
 MIXED_MIN_STATES = 150  # measured: single-precision LU + refinement pays from n_S = 100
 

@@ -32,9 +32,9 @@ FAR_BASIS = 6  # b = 1: extra Krylov vectors around the step a = 1
 VALUE_TOL = 1e-10  # certified accuracy of the chosen value (the next target)
 DRIFT = 1e-3  # refresh a run's inverse once its steps since the last refresh add up to this
 RTOL = 1e-13  # relative residual of the preconditioned solves
-# d_{pi,nu} only weighs the projection: 1e-10 is ample, and its residual (of entries
-# ~ (1 - gamma) / n) would otherwise sit at the rounding floor.
-OCCUPANCY_RTOL = 1e-10
+# d_{pi,nu} weighs the projection and sets CPI's step: 1e-12 keeps the steps equal to the reference
+# to ~1e-12 (1e-10 let them drift by 8e-10 over the full protocol).
+OCCUPANCY_RTOL = 1e-12
 # The first Krylov vector A^{-1} w enters the values times the (small) step: 1e-10 relative
 # keeps the smallest steps certified; the chosen value is polished to RTOL anyway.
 FIRST_RTOL = 1e-10
