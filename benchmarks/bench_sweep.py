@@ -101,14 +101,12 @@ def main() -> None:
     measured = sum(per_scheme.values())
     full_fast = measured * scale * PAPER.n_mdps * 27 / n_inst
     print("\nbaseline (one run at a time, numpy.linalg.solve), mid instances:")
-    base_ns = {}
     base_total = 0.0
     for inst in instances("mid"):
-        base = time_baseline(inst, args.runs, args.iterations, args.baseline_runs)
-        base_ns[inst[0]] = sum(base.values())
-        base_total += base_ns[inst[0]]
-        print(f"{str(inst):>14} {sum(base.values()):8.2f} s")
-    full_base = sum(base_ns.values()) * 9 * PAPER.n_mdps * scale
+        base = sum(time_baseline(inst, args.runs, args.iterations, args.baseline_runs).values())
+        base_total += base
+        print(f"{str(inst):>14} {base:8.2f} s")
+    full_base = base_total * 9 * PAPER.n_mdps * scale
     n_it_fast = n_inst * len(PAPER.schemes) * args.runs * args.iterations
     n_it_base = 3 * len(PAPER.schemes) * args.runs * args.iterations
     print(f"\nscheme-iterations/s, one core: fast {n_it_fast / measured:,.0f} (all measured "

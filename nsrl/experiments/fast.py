@@ -154,7 +154,8 @@ def _psdp(b: Batch, U, out) -> None:
     if dense:
         M = np.broadcast_to(b.eye, (n_runs, b.n, b.n)).copy()
         buf = np.empty_like(M)
-    sigma = np.zeros((n_runs, n_iterations, b.n), dtype=np.int64)  # newest first
+    else:
+        sigma = np.zeros((n_runs, n_iterations, b.n), dtype=np.int64)  # newest first
     v = None
     for k in range(n_iterations):
         acts = b.greedy_nu(v_sigma, U[:, k])
@@ -208,12 +209,13 @@ def _cpi(b: Batch, scheme, U, out) -> None:
     out["step"][:] = 0.0
     for k in range(U.shape[1]):
         if active.size:
+            T_active = T[active]
             if plus:
                 inv.refresh(active, A)
-                d = inv.occupancy(System(b, A, active, T[active]))
+                d = inv.occupancy(active, T_active)
             else:
-                d = b.occupancy_factored([lus[r] for r in active], T[active])
-            alpha, acts, v_new = _cpi_step(b, scheme, T[active], A, rpi[active], v[active],
+                d = b.occupancy_factored([lus[r] for r in active], T_active)
+            alpha, acts, v_new = _cpi_step(b, scheme, T_active, A, rpi[active], v[active],
                                            U[active, k], d, inv, active)
             out["step"][active, k] = alpha
             moved = alpha > 0
@@ -303,8 +305,7 @@ def _line_search(b: Batch, inv, runs, T, A, rpi, v, acts, alpha):
     v_new = np.zeros((len(v), b.n))
     if not owner.size:
         return alpha, acts, v_new
-    op = System(b, A, runs, T)
-    values, err = subspace_values(b, inv.B[runs], op, rpi, v, acts, owner, steps)
+    values, err = subspace_values(b, inv.B[runs], System(b, T), rpi, v, acts, owner, steps)
     score = values @ b.mdp.start
 
     def solve_directly(which):

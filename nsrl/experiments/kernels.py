@@ -253,6 +253,10 @@ class Batch:
         _mix_systems(A, self.nxt, self.probs, self.gamma, np.asarray(runs, dtype=np.int64),
                      acts, np.broadcast_to(np.asarray(alpha, dtype=np.float64), (len(runs),)))
 
+    def table_systems(self, T: np.ndarray) -> np.ndarray:
+        """I - gamma P_T for tables T[r, s, a], dense (the direct fallbacks of the solvers)."""
+        return self.eye - self.gamma * np.einsum("rsa,sat->rst", T, self.mdp.P)
+
     def evaluate_mixtures(self, Asys, runs, rpi, acts, owner, steps) -> np.ndarray:
         """Values of the mixtures (1 - steps[c]) pi_{owner[c]} + steps[c] pi'_{owner[c]}.
 
@@ -305,7 +309,7 @@ class Batch:
                 return x
             for i in left:
                 x[i] += correction(i, res[i])
-        A = self.eye - self.gamma * np.einsum("rsa,sat->rst", T[left], self.mdp.P)
+        A = self.table_systems(T[left])
         A = np.swapaxes(A, 1, 2) if transpose else A
         x[left] = np.linalg.solve(A, rhs[left][..., None])[..., 0]
         return x

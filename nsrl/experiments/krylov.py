@@ -49,26 +49,42 @@ def _apply(kind, nxt, probs, window, T, g, x, out, tmp):  # pragma: no cover - c
         for s in range(n):
             out[s] = x[s] - g * tmp[s]
     elif kind == STOCH:
+        _gather(nxt, probs, T, x, out)
         for s in range(n):
-            acc = 0.0
-            for a in range(T.shape[1]):
-                w = T[s, a]
-                if w != 0.0:
-                    part = 0.0
-                    for j in range(width):
-                        part += probs[s, a, j] * x[nxt[s, a, j]]
-                    acc += w * part
-            out[s] = x[s] - g * acc
+            out[s] = x[s] - g * out[s]
     else:  # STOCH_T: out = x - gamma P_T^T x
-        out[:] = x
+        _scatter(nxt, probs, T, x, out)
         for s in range(n):
-            xs = g * x[s]
-            if xs != 0.0:
-                for a in range(T.shape[1]):
-                    w = T[s, a]
-                    if w != 0.0:
-                        for j in range(width):
-                            out[nxt[s, a, j]] -= w * probs[s, a, j] * xs
+            out[s] = x[s] - g * out[s]
+
+
+@njit(cache=True)
+def _gather(nxt, probs, T, x, out):  # pragma: no cover - compiled
+    """out = P_T x for one table T[s, a] (skipping the actions it does not use)."""
+    width = nxt.shape[2]
+    for s in range(x.shape[0]):
+        acc = 0.0
+        for a in range(T.shape[1]):
+            w = T[s, a]
+            if w != 0.0:
+                part = 0.0
+                for j in range(width):
+                    part += probs[s, a, j] * x[nxt[s, a, j]]
+                acc += w * part
+        out[s] = acc
+
+
+@njit(cache=True)
+def _scatter(nxt, probs, T, x, out):  # pragma: no cover - compiled
+    """out = P_T^T x for one table T[s, a] (the transpose of :func:`_gather`)."""
+    width = nxt.shape[2]
+    out[:] = 0.0
+    for s in range(x.shape[0]):
+        for a in range(T.shape[1]):
+            w = T[s, a] * x[s]
+            if w != 0.0:
+                for j in range(width):
+                    out[nxt[s, a, j]] += w * probs[s, a, j]
 
 
 @njit(cache=True)
@@ -233,8 +249,20 @@ def functional_values(nxt, windows, c, g):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def table_products(nxt, probs, T, X, transpose):  # pragma: no cover - compiled
-    """Y[r] = P_{T[r]} X[r] (or P_{T[r]}^T X[r]) for X of shape (R, n, J), sparse."""
+def _table_vectors(nxt, probs, T, x, transpose):  # pragma: no cover - compiled
+    """y[r] = P_{T[r]} x[r] (or P_{T[r]}^T x[r]) for every run."""
+    y = np.empty_like(x)
+    for r in range(x.shape[0]):
+        if transpose:
+            _scatter(nxt, probs, T[r], x[r], y[r])
+        else:
+            _gather(nxt, probs, T[r], x[r], y[r])
+    return y
+
+
+@njit(cache=True)
+def _table_columns(nxt, probs, T, X):  # pragma: no cover - compiled
+    """Y[r] = P_{T[r]} X[r] for blocks X of shape (R, n, J)."""
     n_runs, n, J = X.shape
     width = nxt.shape[2]
     Y = np.zeros_like(X)
@@ -242,73 +270,27 @@ def table_products(nxt, probs, T, X, transpose):  # pragma: no cover - compiled
         for s in range(n):
             for a in range(T.shape[2]):
                 w = T[r, s, a]
-                if w == 0.0:
-                    continue
-                for j in range(width):
-                    p = w * probs[s, a, j]
-                    if p == 0.0:
-                        continue
-                    t = nxt[s, a, j]
-                    if transpose:
-                        for k in range(J):
-                            Y[r, t, k] += p * X[r, s, k]
-                    else:
+                if w != 0.0:
+                    for j in range(width):
+                        p = w * probs[s, a, j]
+                        t = nxt[s, a, j]
                         for k in range(J):
                             Y[r, s, k] += p * X[r, t, k]
     return Y
 
 
-@njit(cache=True)
-def _table_vec(nxt, probs, T, x):  # pragma: no cover - compiled
-    """y[r] = P_{T[r]} x[r] for vectors (the common case, kept tight)."""
-    n_runs, n = x.shape
-    width = nxt.shape[2]
-    y = np.empty_like(x)
-    for r in range(n_runs):
-        xr = x[r]
-        for s in range(n):
-            acc = 0.0
-            for a in range(T.shape[2]):
-                w = T[r, s, a]
-                if w != 0.0:
-                    part = 0.0
-                    for j in range(width):
-                        part += probs[s, a, j] * xr[nxt[s, a, j]]
-                    acc += w * part
-            y[r, s] = acc
-    return y
-
-
-@njit(cache=True)
-def _table_vec_t(nxt, probs, T, x):  # pragma: no cover - compiled
-    """y[r] = P_{T[r]}^T x[r] for vectors (scatter)."""
-    n_runs, n = x.shape
-    width = nxt.shape[2]
-    y = np.zeros_like(x)
-    for r in range(n_runs):
-        yr = y[r]
-        for s in range(n):
-            xs = x[r, s]
-            for a in range(T.shape[2]):
-                w = T[r, s, a] * xs
-                if w != 0.0:
-                    for j in range(width):
-                        yr[nxt[s, a, j]] += w * probs[s, a, j]
-    return y
-
-
 def table_mv(nxt, probs, T, x, transpose=False):
-    """P_T x (or x P_T, i.e. P_T^T x) for every run: x of shape (R, n) or (R, n, J)."""
+    """P_T x (or P_T^T x, vectors only) for every run: x of shape (R, n) or (R, n, J)."""
+    T = np.ascontiguousarray(T)
     if x.ndim == 2:
-        kernel = _table_vec_t if transpose else _table_vec
-        return kernel(nxt, probs, np.ascontiguousarray(T), np.ascontiguousarray(x))
-    X = np.ascontiguousarray(x if x.ndim == 3 else x[..., None])
-    Y = table_products(nxt, probs, np.ascontiguousarray(T), X, transpose)
-    return Y if x.ndim == 3 else Y[..., 0]
+        return _table_vectors(nxt, probs, T, np.ascontiguousarray(x), transpose)
+    if transpose:
+        raise ValueError("transposed products take vectors (R, n), not blocks (R, n, J).")
+    return _table_columns(nxt, probs, T, np.ascontiguousarray(x))
 
 
 _NO_WINDOW = np.zeros((1, 1, 1), dtype=np.int64)
-_NO_MATRIX = np.zeros((1, 1, 1))
+_NO_TABLES = np.zeros((1, 1, 1))
 _NO_ATOL = np.zeros(1)
 
 
@@ -318,7 +300,7 @@ def loop_values(nxt, probs, windows, g, c, x0, rtol=RTOL):
     Returns:
         (x, ok, matvecs): ``ok[r]`` is False where run r did not certify (solve it directly).
     """
-    return _solve_batch(LOOP, nxt, probs, np.ascontiguousarray(windows), _NO_MATRIX,
+    return _solve_batch(LOOP, nxt, probs, np.ascontiguousarray(windows), _NO_TABLES,
                         float(g), c, x0, rtol, _NO_ATOL)
 
 

@@ -108,59 +108,60 @@ class StaleInverse:
             self.B[stale] = invert(A[stale])
             self.drift[stale] = 0.0
 
-    def occupancy(self, op: System) -> np.ndarray:
-        """d_{pi,nu} of the runs of ``op`` (as Batch.occupancy), certified."""
+    def occupancy(self, runs: np.ndarray, T: np.ndarray) -> np.ndarray:
+        """d_{pi,nu} of the runs ``runs`` with tables ``T`` (as Batch.occupancy), certified."""
         b = self.b
-        rhs = np.broadcast_to((1.0 - b.gamma) * b.mdp.start, (len(op.runs), b.n))
+        rhs = np.broadcast_to((1.0 - b.gamma) * b.mdp.start, (len(runs), b.n))
         # warm start: the runs' previous occupancies (CPI+'s steps are small)
-        x = solve(self.B[op.runs], op, rhs, transpose=True, x0=self.raw[op.runs],
+        x = solve(self.B[runs], System(b, T), rhs, transpose=True, x0=self.raw[runs],
                   rtol=OCCUPANCY_RTOL)
-        self.raw[op.runs] = x
+        self.raw[runs] = x
         d = np.clip(x, 0.0, None)
         return d / d.sum(axis=1, keepdims=True)
 
 
 class System:
-    """Products with some runs' systems A = I - gamma P_T, through their sparse tables.
+    """Products with the systems A = I - gamma P_T of some runs, through their sparse tables.
 
     (Dense products with A were measured slower: at n_S = 200 each reads 320 kB per run
     from memory, against n_A b successors per state for the tables.)
 
     Args:
         batch: the Batch.
-        A: every run's system (R_all, n, n).
-        runs: the runs concerned.
-        T: their tables (len(runs), n, n_A).
+        T: the runs' tables (R, n, n_A).
     """
 
-    def __init__(self, batch, A, runs, T):
-        self.b, self.A, self.runs, self.T = batch, A, runs, T
+    def __init__(self, batch, T):
+        self.b, self.T = batch, T
 
     def __call__(self, x: np.ndarray, transpose: bool = False) -> np.ndarray:
-        """A[runs[i]] x[i] (or A^T x) for x of shape (len(runs), n) or (len(runs), n, J)."""
+        """A[r] x[r] (or A[r]^T x[r]) for x of shape (R, n) (or (R, n, J), not transposed)."""
         b = self.b
         return x - b.gamma * krylov.table_mv(b.nxt, b.probs, self.T, x, transpose)
 
 
-def solve(B, op: System, rhs, transpose=False, x0=None, rtol=RTOL):
-    """x = A[r]^{-1} rhs[r] (or the transposed system) for the runs of ``op``, certified.
+def solve(B, op: System, rhs, transpose=False, x0=None, rtol=RTOL, sweeps=MAX_SWEEPS,
+          direct=True):
+    """x = A[r]^{-1} rhs[r] (or the transposed system) for the runs of ``op``.
 
     Richardson iteration preconditioned by B[r] ~ A[r]^{-1} from ``x0`` (default B rhs),
-    stopped on the residual (relative ``rtol``); runs that do not certify within MAX_SWEEPS
-    are solved directly.
+    stopped on the residual (relative ``rtol``); runs that do not certify within ``sweeps``
+    are solved directly (``direct``) or returned as they are.
     """
     Bm = np.swapaxes(B, 1, 2) if transpose else B
     x = _mv(Bm, rhs) if x0 is None else x0.copy()
     tol = rtol * np.linalg.norm(rhs, axis=1)
-    for _ in range(MAX_SWEEPS):
+    for _ in range(sweeps):
         res = rhs - op(x, transpose)
         left = np.linalg.norm(res, axis=1) > tol
         if not left.any():
             return x
         x += _mv(Bm, res * left[:, None])
-    A = op.A[op.runs[left]]
-    A = np.swapaxes(A, 1, 2) if transpose else A
-    x[left] = np.linalg.solve(A, rhs[left][..., None])[..., 0]
+    if direct:
+        left = np.linalg.norm(rhs - op(x, transpose), axis=1) > tol
+        A = op.b.table_systems(op.T[left])
+        A = np.swapaxes(A, 1, 2) if transpose else A
+        x[left] = np.linalg.solve(A, rhs[left][..., None])[..., 0]
     return x
 
 
@@ -230,21 +231,16 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
 def polish(b, B, T, rpi, acts, steps, x, sweeps: int = 3):
     """Refine the values ``x`` of the mixtures (1 - a) pi + a pi' (one per run) in place.
 
-    Preconditioned Richardson with the stale inverses B, stopped at residual RTOL ||r_a||:
-    a chosen value certified only to VALUE_TOL would otherwise pass its residual on to the
-    next iteration's bounds (divided by 1 - gamma). Returns the certified error bounds.
+    A few preconditioned Richardson sweeps (:func:`solve`, no direct fallback), to residual
+    RTOL ||r_a||: a chosen value certified only to VALUE_TOL would otherwise pass its
+    residual on to the next iteration's bounds (divided by 1 - gamma). Returns the
+    certified error bounds (the caller solves directly what they do not accept).
     """
-    gamma, a = b.gamma, steps[:, None]
-    Tn = np.eye(b.mdp.n_actions)[acts]
+    a = steps[:, None]
     r = (1 - a) * rpi + a * b.mdp.R[b.states, acts]
-    table = (1 - a[..., None]) * T + a[..., None] * Tn
-    for _ in range(sweeps):
-        res = r - (x - gamma * krylov.table_mv(b.nxt, b.probs, table, x))
-        if np.all(np.linalg.norm(res, axis=1) <= RTOL * np.linalg.norm(r, axis=1)):
-            break
-        x += _mv(B, res)
-    res = r - (x - gamma * krylov.table_mv(b.nxt, b.probs, table, x))
-    return np.abs(res).max(axis=1) / (1.0 - gamma)
+    op = System(b, (1 - a[..., None]) * T + a[..., None] * np.eye(b.mdp.n_actions)[acts])
+    x[:] = solve(B, op, r, x0=x, sweeps=sweeps, direct=False)
+    return np.abs(r - op(x)).max(axis=1) / (1.0 - b.gamma)
 
 
 def choose(owner, score, err):

@@ -97,7 +97,7 @@ def test_subspace_values_are_within_their_certified_bounds(branching):
     acts = rng.integers(0, 3, size=(2, 30))
     owner, steps = candidates(np.array([1e-4, 3e-3]))
     A = b.eye - b.gamma * Ppi
-    op = System(b, A, np.arange(2), table)
+    op = System(b, table)
     values, err = subspace_values(b, stale, op, rpi, v, acts, owner, steps)
     exact = b.evaluate_mixtures(A, np.arange(2), rpi, acts, owner, steps)
     gap = np.abs(values - exact).max(axis=1)
