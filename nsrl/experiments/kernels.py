@@ -345,18 +345,23 @@ class Batch:
     def loop_krylov(self, window: np.ndarray, x0: np.ndarray, c=None) -> np.ndarray:
         """:meth:`loop_value` by certified GMRES from ``x0`` (:mod:`nsrl.experiments.krylov`).
 
-        No dense matrix is formed: (I - M) x costs m sparse products. ``c`` (the loop's
-        T_{pi_1}...T_{pi_m} 0) is computed when not given. Runs whose solve does not
+        No dense matrix is formed: (I - M) x costs m sparse products. Without ``c`` (the
+        loop's T_{pi_1}...T_{pi_m} 0) the loop's fixed point is solved for directly
+        (:func:`krylov.loop_fixed_points`: c is never formed). Runs whose solve does not
         certify are solved directly. On b = 1 MDPs the loop is a map: solved exactly by
         :func:`krylov.functional_values` instead.
         """
         window = np.ascontiguousarray(window)
-        if c is None:
-            c = krylov.loop_rhs(self.nxt, self.probs, self.mdp.R, self.gamma, window)
-        g = self.gamma ** window.shape[1]
         if self.nxt.shape[2] == 1:  # b = 1: the loop is a map, solved exactly in O(m n)
-            return krylov.functional_values(self.nxt, window, c, g)
-        x, ok, _ = krylov.loop_values(self.nxt, self.probs, window, g, c, x0)
+            if c is None:
+                c = krylov.loop_rhs(self.nxt, self.probs, self.mdp.R, self.gamma, window)
+            return krylov.functional_values(self.nxt, window, c, self.gamma ** window.shape[1])
+        if c is None:
+            x, ok, _ = krylov.loop_fixed_points(self.nxt, self.probs, self.R, self.gamma,
+                                                window, x0)
+        else:
+            x, ok, _ = krylov.loop_values(self.nxt, self.probs, window,
+                                          self.gamma ** window.shape[1], c, x0)
         if not ok.all():
             x[~ok] = self.loop_value(window[~ok])
         return x

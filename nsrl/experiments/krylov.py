@@ -88,34 +88,37 @@ def _scatter(nxt, probs, T, x, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _gmres(kind, nxt, probs, window, T, g, rhs, x, tol, V, H, work):  # pragma: no cover
-    """Solve (I - M) x = rhs in place from the initial x; returns (matvecs, certified)."""
-    n = rhs.shape[0]
+def _gmres(kind, nxt, probs, window, T, g, r, x, tol, V, W, H, work):  # pragma: no cover
+    """Solve (I - M) x = b in place from x, given its residual r = b - (I - M) x.
+
+    Returns (matvecs, certified). The residual is carried explicitly, r <- r - W y with
+    W[j] = (I - M) V[j] the products computed for the Krylov basis: the same vector as
+    b - (I - M) x recomputed from scratch (linearity), with rounding of the same order as
+    that recomputation, and without its extra product. It is checked against ``tol``
+    before and after every cycle; r is updated in place.
+    """
+    n = r.shape[0]
     restart = H.shape[1]
     cs, sn, e, y = work[0], work[1], work[2], work[3]
     w = np.empty(n)
     tmp = np.empty(n)
     used = 0
     while True:
-        _apply(kind, nxt, probs, window, T, g, x, w, tmp)
-        beta = 0.0
-        for s in range(n):
-            w[s] = rhs[s] - w[s]
-            beta += w[s] * w[s]
-        beta = np.sqrt(beta)
+        beta = np.sqrt(np.dot(r, r))
         if beta <= tol:
             return used, True
         if used >= MAX_ITER:
             return used, False
         for s in range(n):
-            V[0, s] = w[s] / beta
+            V[0, s] = r[s] / beta
         e[:] = 0.0
         e[0] = beta
         H[:, :] = 0.0
         steps = 0
         for j in range(restart):
-            _apply(kind, nxt, probs, window, T, g, V[j], w, tmp)
+            _apply(kind, nxt, probs, window, T, g, V[j], W[j], tmp)
             used += 1
+            w[:] = W[j]
             # classical Gram-Schmidt, twice (CGS2: as stable as modified G-S), through BLAS
             basis = V[: j + 1]
             for _ in range(2):
@@ -123,10 +126,7 @@ def _gmres(kind, nxt, probs, window, T, g, rhs, x, tol, V, H, work):  # pragma: 
                 w -= np.dot(basis.T, h)
                 for i in range(j + 1):
                     H[i, j] += h[i]
-            hn = 0.0
-            for s in range(n):
-                hn += w[s] * w[s]
-            hn = np.sqrt(hn)
+            hn = np.sqrt(np.dot(w, w))
             H[j + 1, j] = hn
             if hn > 0.0:
                 for s in range(n):
@@ -155,26 +155,60 @@ def _gmres(kind, nxt, probs, window, T, g, rhs, x, tol, V, H, work):  # pragma: 
         for i in range(steps):
             for s in range(n):
                 x[s] += y[i] * V[i, s]
+                r[s] -= y[i] * W[i, s]
 
 
 @njit(cache=True)
-def _solve_batch(kind, nxt, probs, windows, Ts, g, rhs, x0, rtol, atol):  # pragma: no cover
-    """Every run's system; run r stops at residual <= max(rtol ||rhs_r||, atol[r])."""
-    n_runs, n = rhs.shape
+def _chain(nxt, probs, R, gamma, window, x, out, tmp):  # pragma: no cover - compiled
+    """out = T_{w_0} T_{w_1} ... T_{w_{m-1}} x (w_{m-1} applied first; out may not be x)."""
+    n = x.shape[0]
+    width = nxt.shape[2]
+    tmp[:] = x
+    for i in range(window.shape[0] - 1, -1, -1):
+        for s in range(n):
+            a = window[i, s]
+            acc = 0.0
+            for j in range(width):
+                acc += probs[s, a, j] * tmp[nxt[s, a, j]]
+            out[s] = R[s, a] + gamma * acc
+        tmp[:] = out
+
+
+@njit(cache=True)
+def _solve_batch(kind, nxt, probs, windows, Ts, g, rhs, x0, rtol, atol, R,
+                 gamma):  # pragma: no cover
+    """Every run's system; run r stops at residual <= max(rtol scale_r, atol[r]).
+
+    With a right-hand side (``rhs`` of shape (R, n)): b = rhs[r], scale_r = ||b||.
+    Without one (``rhs`` of shape (0, n), LOOP only): the loop's own fixed point x = L x,
+    L = T_{w_0} ... T_{w_{m-1}} (rewards R, discount gamma, g = gamma^m): the initial
+    residual L x0 - x0 costs one pass of m products, where b = L 0 and b - (I - M) x0 would
+    cost two; scale_r = (1 - g) ||L x0||, so that ||x - x*||_inf <= rtol ||L x0||_2.
+    """
+    n_runs, n = x0.shape
     X = x0.copy()
     ok = np.zeros(n_runs, dtype=np.bool_)
     used = np.zeros(n_runs, dtype=np.int64)
     V = np.empty((RESTART + 1, n))
+    W = np.empty((RESTART, n))
     H = np.zeros((RESTART + 1, RESTART))
     work = np.zeros((4, RESTART + 1))
-    for r in range(n_runs):
-        scale = 0.0
-        for s in range(n):
-            scale += rhs[r, s] * rhs[r, s]
-        tol = max(rtol * np.sqrt(scale), atol[min(r, atol.shape[0] - 1)])
-        w = windows[min(r, windows.shape[0] - 1)]
-        T = Ts[min(r, Ts.shape[0] - 1)]
-        used[r], ok[r] = _gmres(kind, nxt, probs, w, T, g, rhs[r], X[r], tol, V, H, work)
+    r = np.empty(n)
+    tmp = np.empty(n)
+    fixed_point = rhs.shape[0] == 0
+    for i in range(n_runs):
+        w = windows[min(i, windows.shape[0] - 1)]
+        T = Ts[min(i, Ts.shape[0] - 1)]
+        if fixed_point:
+            _chain(nxt, probs, R, gamma, w, X[i], r, tmp)
+            scale = (1.0 - g) * np.sqrt(np.dot(r, r))
+            r -= X[i]
+        else:
+            _apply(kind, nxt, probs, w, T, g, X[i], r, tmp)
+            r[:] = rhs[i] - r
+            scale = np.sqrt(np.dot(rhs[i], rhs[i]))
+        tol = max(rtol * scale, atol[min(i, atol.shape[0] - 1)])
+        used[i], ok[i] = _gmres(kind, nxt, probs, w, T, g, r, X[i], tol, V, W, H, work)
     return X, ok, used
 
 
@@ -182,18 +216,11 @@ def _solve_batch(kind, nxt, probs, windows, Ts, g, rhs, x0, rtol, atol):  # prag
 def loop_rhs(nxt, probs, R, gamma, windows):  # pragma: no cover - compiled
     """c[r] = T_{w_0} T_{w_1} ... T_{w_{m-1}} 0 for every run's window (deterministic T's)."""
     n_runs, m, n = windows.shape
-    width = nxt.shape[2]
-    c = np.zeros((n_runs, n))
+    c = np.empty((n_runs, n))
+    zero = np.zeros(n)
     tmp = np.empty(n)
     for r in range(n_runs):
-        for i in range(m - 1, -1, -1):
-            for s in range(n):
-                a = windows[r, i, s]
-                acc = 0.0
-                for j in range(width):
-                    acc += probs[s, a, j] * c[r, nxt[s, a, j]]
-                tmp[s] = R[s, a] + gamma * acc
-            c[r] = tmp
+        _chain(nxt, probs, R, gamma, windows[r], zero, c[r], tmp)
     return c
 
 
@@ -292,6 +319,8 @@ def table_mv(nxt, probs, T, x, transpose=False):
 _NO_WINDOW = np.zeros((1, 1, 1), dtype=np.int64)
 _NO_TABLES = np.zeros((1, 1, 1))
 _NO_ATOL = np.zeros(1)
+_NO_REWARDS = np.zeros((1, 1))
+_NO_RHS = np.zeros((0, 0))
 
 
 def loop_values(nxt, probs, windows, g, c, x0, rtol=RTOL):
@@ -301,7 +330,24 @@ def loop_values(nxt, probs, windows, g, c, x0, rtol=RTOL):
         (x, ok, matvecs): ``ok[r]`` is False where run r did not certify (solve it directly).
     """
     return _solve_batch(LOOP, nxt, probs, np.ascontiguousarray(windows), _NO_TABLES,
-                        float(g), c, x0, rtol, _NO_ATOL)
+                        float(g), c, x0, rtol, _NO_ATOL, _NO_REWARDS, 0.0)
+
+
+def loop_fixed_points(nxt, probs, R, gamma, windows, x0, rtol=RTOL):
+    """x = T_{w_0} ... T_{w_{m-1}} x, the loops' values, from the initial guesses ``x0``.
+
+    As :func:`loop_values` with c = T_{w_0} ... T_{w_{m-1}} 0, without computing c (one
+    pass of m products fewer per solve); run r certifies ``||x - x*||_inf <= rtol ||L
+    x0_r||_2``, L the loop (a relative residual, as :func:`loop_values`).
+
+    Returns:
+        (x, ok, matvecs) as :func:`loop_values`.
+    """
+    windows = np.ascontiguousarray(windows)
+    g = float(gamma) ** windows.shape[1]
+    return _solve_batch(LOOP, nxt, probs, windows, _NO_TABLES, g, _NO_RHS,
+                        np.ascontiguousarray(x0, dtype=np.float64), rtol, _NO_ATOL,
+                        np.ascontiguousarray(R, dtype=np.float64), float(gamma))
 
 
 def table_values(nxt, probs, gamma, T, rhs, x0, transpose=False, rtol=RTOL, atol=None):
@@ -311,4 +357,5 @@ def table_values(nxt, probs, gamma, T, rhs, x0, transpose=False, rtol=RTOL, atol
     """
     atol = _NO_ATOL if atol is None else np.asarray(atol, dtype=np.float64)
     return _solve_batch(STOCH_T if transpose else STOCH, nxt, probs, _NO_WINDOW,
-                        np.ascontiguousarray(T), float(gamma), rhs, x0, rtol, atol)
+                        np.ascontiguousarray(T), float(gamma), rhs, x0, rtol, atol,
+                        _NO_REWARDS, 0.0)

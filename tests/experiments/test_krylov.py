@@ -24,6 +24,29 @@ def test_loop_values_match_the_dense_solve(shape, m):
         assert ok.all()  # mixing loops certify well within the budget
 
 
+@pytest.mark.parametrize("shape", [(60, 3, 2), (60, 4, 10)])
+@pytest.mark.parametrize("m", [1, 3, 12])
+def test_loop_fixed_points_certify_without_the_loops_rhs(shape, m):
+    """x = L x solved from the residual L x0 - x0 alone meets its certified bound."""
+    mdp = nsrl.garnet(*shape, seed=6)
+    b = Batch(mdp)
+    windows = np.random.default_rng(m).integers(0, shape[1], size=(4, m, shape[0]))
+    exact = b.loop_value(windows)
+    x0 = exact + np.random.default_rng(1).normal(size=exact.shape)  # a poor warm start
+    x, ok, used = krylov.loop_fixed_points(b.nxt, b.probs, mdp.R, mdp.gamma, windows, x0)
+    assert ok.all() and np.all(used > 0)
+    # the promise: ||x - x*||_inf <= rtol ||L x0||_2 (plus the dense solve's own rounding)
+    L_x0 = np.empty_like(x0)
+    for r in range(len(x0)):
+        krylov._chain(b.nxt, b.probs, b.R, mdp.gamma, windows[r], x0[r], L_x0[r],
+                      np.empty(shape[0]))
+    bound = krylov.RTOL * np.linalg.norm(L_x0, axis=1)
+    assert np.all(np.abs(x - exact).max(axis=1) <= bound + 1e-11)
+    # a start at the solution is certified at once, with no product
+    x, ok, used = krylov.loop_fixed_points(b.nxt, b.probs, mdp.R, mdp.gamma, windows, x)
+    assert ok.all() and np.all(used == 0)
+
+
 def test_functional_values_solve_deterministic_policies_exactly():
     mdp = nsrl.garnet(80, 3, 1, seed=2)
     b = Batch(mdp)
