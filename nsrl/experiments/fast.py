@@ -11,7 +11,8 @@ same output. What differs is how the values are obtained:
 * no value needs a dense LU per iteration except the two schemes whose policy changes in
   every state at every step (API(alpha), CPI(alpha)): they keep their system
   I - gamma P_pi as a running sum updated sparsely in place and pay one LU per iteration
-  (single precision refined to double from n_S = 150; CPI(alpha)'s LU also gives d_{pi,nu});
+  (single precision refined to double from n_S = 150; CPI(alpha)'s LU also gives d_{pi,nu}),
+  except API(alpha) at b = 10, n_S = 200: certified GMRES on the mixture's table, warm-started;
 * API: b = 1, an O(n) functional-graph solve (krylov.functional_values); b = 2..4 at
   n_S >= 150, Sherman-Morrison-Woodbury updates of each run's inverse (the greedy policy
   changes in ~n/8 states, :mod:`nsrl.experiments.woodbury`); b >= 5, certified GMRES;
@@ -36,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.experiments import krylov
-from nsrl.experiments.kernels import GMRES_MIN_BRANCHING, Batch
+from nsrl.experiments.kernels import GMRES_MIN_BRANCHING, GMRES_MIN_STATES, Batch
 from nsrl.experiments.linesearch import (
     VALUE_TOL,
     StaleInverse,
@@ -119,9 +120,12 @@ def _api(b: Batch, U, out) -> None:
 
 
 def _api_alpha(b: Batch, alpha: float, U, out) -> None:
-    """API(alpha): the mixture's table, system I - gamma P_pi and r_pi kept as running sums.
+    """API(alpha): the mixture's table T and r_pi kept as running sums.
 
-    Each value: one single-precision LU, refined to double precision (Batch.solve_factored).
+    Each value: certified GMRES on the table from the previous value where that beats an LU
+    (b >= GMRES_MIN_BRANCHING, n_S >= GMRES_MIN_STATES); otherwise the system I - gamma P_pi
+    is kept as a running sum too, and factored: one single-precision LU, refined to double
+    precision (Batch.solve_factored).
     """
     if alpha == 1.0:  # Mixture.step returns the new policy itself
         return _api(b, U, out)
@@ -131,12 +135,16 @@ def _api_alpha(b: Batch, alpha: float, U, out) -> None:
     onehot = np.eye(b.mdp.n_actions)
     T, A, rpi = onehot[zeros], b.systems(zeros), b.mdp.R[b.states, zeros]
     v = b.solve_factored(b.factor(A), T, rpi)
+    iterative = b.nxt.shape[2] >= GMRES_MIN_BRANCHING and b.n >= GMRES_MIN_STATES
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
-        b.mix(A, everyone, acts, alpha)
         T = (1 - alpha) * T + alpha * onehot[acts]
         rpi = (1 - alpha) * rpi + alpha * b.mdp.R[b.states, acts]
-        v = b.solve_factored(b.factor(A), T, rpi)
+        if iterative:
+            v = b.table_values(T, rpi, v)
+        else:
+            b.mix(A, everyone, acts, alpha)
+            v = b.solve_factored(b.factor(A), T, rpi)
         out["loss"][:, k], out["memory"][:, k], out["step"][:, k] = b.loss(v), k + 2, alpha
 
 

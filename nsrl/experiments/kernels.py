@@ -134,6 +134,9 @@ MIXED_MIN_STATES = 150  # measured: single-precision LU + refinement pays from n
 # Deterministic policies are evaluated by GMRES from this branching on (measured at n_S = 200:
 # ~40 Krylov steps at b = 10 beat one LU; ~80 at b = 2 do not).
 GMRES_MIN_BRANCHING = 5
+# API(alpha)'s mixtures too, from this many states on (measured, b = 10: ~30 Krylov steps from
+# the previous value take 0.55-0.8 of an LU's time at n_S = 200, 1.3-2.5 times it at 50-100).
+GMRES_MIN_STATES = 150
 
 
 class Batch:
@@ -256,6 +259,17 @@ class Batch:
     def table_systems(self, T: np.ndarray) -> np.ndarray:
         """I - gamma P_T for tables T[r, s, a], dense (the direct fallbacks of the solvers)."""
         return self.eye - self.gamma * np.einsum("rsa,sat->rst", T, self.mdp.P)
+
+    def table_values(self, T: np.ndarray, rhs: np.ndarray, x0: np.ndarray) -> np.ndarray:
+        """x[r] = (I - gamma P_{T[r]})^{-1} rhs[r]: certified GMRES from ``x0``.
+
+        Runs that do not certify within the iteration budget are solved directly.
+        """
+        x, ok, _ = krylov.table_values(self.nxt, self.probs, self.gamma, T, rhs, x0)
+        if not ok.all():
+            A = self.table_systems(T[~ok])
+            x[~ok] = np.linalg.solve(A, rhs[~ok][..., None])[..., 0]
+        return x
 
     def evaluate_mixtures(self, Asys, runs, rpi, acts, owner, steps) -> np.ndarray:
         """Values of the mixtures (1 - steps[c]) pi_{owner[c]} + steps[c] pi'_{owner[c]}.
