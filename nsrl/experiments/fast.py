@@ -189,7 +189,7 @@ def _nspi(b: Batch, m: int, U, out) -> None:
     if m == 1:  # NSPI(1) is API (section 2)
         return _api(b, U, out)
     window = np.zeros((U.shape[0], m, b.n), dtype=np.int64)
-    v = b.loop_value(window)
+    v = b.policy_values(window[:, 0])  # the loop of pi_0 m times has pi_0's value
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
         window = np.concatenate([acts[:, None], window[:, :-1]], axis=1)

@@ -37,6 +37,27 @@ def _q_values(R, nxt, probs, gamma, V):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _greedy(R, nxt, probs, gamma, V):  # pragma: no cover - compiled
+    """argmax_a of :func:`_q_values` (the first maximum, as numpy.argmax), without Q."""
+    n_runs, n = V.shape
+    n_actions, width = nxt.shape[1], nxt.shape[2]
+    acts = np.empty((n_runs, n), dtype=np.int64)
+    for r in range(n_runs):
+        v = V[r]
+        for s in range(n):
+            best, arg = -np.inf, 0
+            for a in range(n_actions):
+                acc = 0.0
+                for j in range(width):
+                    acc += probs[s, a, j] * v[nxt[s, a, j]]
+                q = R[s, a] + gamma * acc
+                if q > best:
+                    best, arg = q, a
+            acts[r, s] = arg
+    return acts
+
+
+@njit(cache=True)
 def _apply_policies(R, nxt, probs, gamma, acts, V):  # pragma: no cover - compiled
     """(T_pi V)[r, s] = R[s, pi(s)] + gamma sum_j p_j V[r, next_j] for deterministic pi."""
     n_runs, n = V.shape
@@ -213,7 +234,8 @@ class Batch:
 
     def greedy_nu(self, V: np.ndarray, U: np.ndarray) -> np.ndarray:
         """The paper's greedy step under nu: argmax_a Q(Pi_{Phi,nu}(V + u))."""
-        return np.argmax(self.q(self.project_nu(self.perturb(V, U))), axis=2)
+        W = np.ascontiguousarray(self.project_nu(self.perturb(V, U)))
+        return _greedy(self.R, self.nxt, self.probs, self.gamma, W)
 
     def apply(self, acts: np.ndarray, V: np.ndarray) -> np.ndarray:
         """T_pi V for deterministic policies (nsrl.exact._apply)."""
