@@ -23,6 +23,7 @@ preconditioned Richardson iteration, certified by its residual.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 from scipy.linalg import lapack
 
 from nsrl.experiments import krylov
@@ -212,20 +213,46 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
     GQ = gamma * krylov.table_mv(b.nxt, b.probs, Tn, Q) - (Q - AQ)
     # Least squares over span(Q) for every candidate c (run o, step a), by the normal
     # equations of M = AQ - a GQ (conditioned like I - gamma P_a); residuals are explicit.
-    # Runs' candidates are contiguous (candidates()), padded to (runs, most, ...) blocks.
     AQt, GQt = np.swapaxes(AQ, 1, 2), np.swapaxes(GQ, 1, 2)
-    aa, ag, gg = AQt @ AQ, AQt @ GQ, GQt @ GQ
-    aw, gw, ao, go = _mv(AQt, w), _mv(GQt, w), _mv(AQt, own), _mv(GQt, own)
-    o, a = owner, steps[:, None]
-    N = aa[o] - a[..., None] * (ag[o] + np.swapaxes(ag[o], 1, 2)) + a[..., None] ** 2 * gg[o]
-    y = np.linalg.solve(N, (a * aw[o] + ao[o] - a * (a * gw[o] + go[o]))[..., None])[..., 0]
-    first = np.searchsorted(owner, owner)
-    pos = np.arange(owner.size) - first
-    Y = np.zeros((len(v), int(pos.max()) + 1, Q.shape[2]))
-    Y[o, pos] = y
-    res = a * w[o] + own[o] - (Y @ AQt)[o, pos] + a * (Y @ GQt)[o, pos]
-    values = v[o] + (Y @ np.swapaxes(Q, 1, 2))[o, pos]
-    return values, np.abs(res).max(axis=1) / (1.0 - gamma)
+    gram = np.stack([AQt @ AQ, AQt @ GQ, GQt @ GQ], axis=1)
+    proj = np.stack([_mv(AQt, w), _mv(GQt, w), _mv(AQt, own), _mv(GQt, own)], axis=1)
+    values, res = _candidate_values(gram, proj, np.ascontiguousarray(Q), AQ, GQ, w, own, v,
+                                    owner, steps)
+    return values, res / (1.0 - gamma)
+
+
+@njit(cache=True)
+def _candidate_values(gram, proj, Q, AQ, GQ, w, own, v, owner, steps):  # pragma: no cover
+    """Each candidate's least-squares value over span(Q[o]) and its residual's max norm.
+
+    Candidate c (run o, step a): y minimises ||a w + own - (AQ - a GQ) y|| (normal
+    equations from the Gram blocks ``gram[o]`` = (AQ'AQ, AQ'GQ, GQ'GQ) and ``proj[o]`` =
+    (AQ'w, GQ'w, AQ'own, GQ'own)); value v + Q y; residual computed explicitly.
+    """
+    n, J = Q.shape[1], Q.shape[2]
+    values = np.empty((owner.size, n))
+    res = np.empty(owner.size)
+    N = np.empty((J, J))
+    rhs = np.empty(J)
+    for c in range(owner.size):
+        o, a = owner[c], steps[c]
+        for i in range(J):
+            for j in range(J):
+                N[i, j] = (gram[o, 0, i, j] - a * (gram[o, 1, i, j] + gram[o, 1, j, i])
+                           + a * a * gram[o, 2, i, j])
+            rhs[i] = a * proj[o, 0, i] + proj[o, 2, i] - a * (a * proj[o, 1, i] + proj[o, 3, i])
+        y = np.linalg.solve(N, rhs)
+        worst = 0.0
+        for s in range(n):
+            acc = a * w[o, s] + own[o, s]
+            val = v[o, s]
+            for j in range(J):
+                acc += (a * GQ[o, s, j] - AQ[o, s, j]) * y[j]
+                val += Q[o, s, j] * y[j]
+            values[c, s] = val
+            worst = max(worst, abs(acc))
+        res[c] = worst
+    return values, res
 
 
 def polish(b, B, T, rpi, acts, steps, x, sweeps: int = 3):
