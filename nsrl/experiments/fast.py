@@ -144,7 +144,7 @@ def _api_alpha(b: Batch, alpha: float, U, out) -> None:
             v = b.table_values(T, rpi, v)
         else:
             b.mix(A, everyone, acts, alpha)
-            v = b.solve_factored(b.factor(A), T, rpi)
+            v = b.solve_factored(b.factor(A), T, rpi, x0=v)
         out["loss"][:, k], out["memory"][:, k], out["step"][:, k] = b.loss(v), k + 2, alpha
 
 
@@ -214,6 +214,7 @@ def _cpi(b: Batch, scheme, U, out) -> None:
     v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else b.solve_factored(lus, T, rpi)
     memory, losses = np.ones(n_runs, dtype=np.int64), b.loss(v)
     active = np.arange(n_runs)  # CPI and CPI+ stop for good once their rule fires
+    d_old = None  # the previous occupancies: CPI's refinement starts from them
     out["step"][:] = 0.0
     for k in range(U.shape[1]):
         if active.size:
@@ -222,7 +223,11 @@ def _cpi(b: Batch, scheme, U, out) -> None:
                 inv.refresh(active, A)
                 d = inv.occupancy(active, T_active)
             else:
-                d = b.occupancy_factored([lus[r] for r in active], T_active)
+                d = b.occupancy_factored([lus[r] for r in active], T_active,
+                                         None if d_old is None else d_old[active])
+                if d_old is None:
+                    d_old = np.zeros((n_runs, b.n))
+                d_old[active] = d
             alpha, acts, v_new = _cpi_step(b, scheme, T_active, A, rpi[active], v[active],
                                            U[active, k], d, inv, active)
             out["step"][active, k] = alpha
@@ -243,7 +248,7 @@ def _cpi(b: Batch, scheme, U, out) -> None:
                 new = b.factor(A, idx)
                 for r, lu in zip(idx, new, strict=True):
                     lus[r] = lu
-                v[idx] = b.solve_factored(new, T[idx], rpi[idx])
+                v[idx] = b.solve_factored(new, T[idx], rpi[idx], x0=v[idx])
             losses[idx] = b.loss(v[idx])
             active = idx
         out["loss"][:, k], out["memory"][:, k] = losses, memory

@@ -319,14 +319,17 @@ class Batch:
         return [lapack.sgetrf(A[r].T.astype(np.float32))[:2] for r in runs]
 
     def solve_factored(self, lus: list, T: np.ndarray, rhs: np.ndarray,
-                       transpose: bool = False, rtol: float = REFINE_RTOL) -> np.ndarray:
+                       transpose: bool = False, rtol: float = REFINE_RTOL,
+                       x0=None) -> np.ndarray:
         """x[i] = A_i^{-1} rhs[i] (or A_i^{-T} rhs[i]), A_i = I - gamma P_{T[i]}, certified.
 
         Mixed-precision iterative refinement (Wilkinson; Higham, *Accuracy and Stability of
         Numerical Algorithms*, ch. 12): the single-precision LU solves for the correction of
         the double-precision residual (sparse, through the table T[i]) until
         ||rhs - A x|| <= rtol ||rhs|| (each sweep gains ~ cond(A) eps_32 ~ 1e-5). Runs that
-        do not certify within MAX_REFINE sweeps are solved in double precision.
+        do not certify within MAX_REFINE sweeps are solved in double precision. With
+        single-precision factors, a close guess ``x0`` (the previous iteration's solution)
+        is refined instead of solving from scratch: one sweep fewer (measured).
         """
         trans = int(not transpose)
 
@@ -336,7 +339,10 @@ class Batch:
                 return lapack.dgetrs(lu, piv, y, trans=trans)[0]
             return lapack.sgetrs(lu, piv, y.astype(np.float32), trans=trans)[0]
 
-        x = np.stack([correction(i, y) for i, y in enumerate(rhs)]).astype(np.float64)
+        if x0 is not None and lus and lus[0][0].dtype == np.float32:
+            x = np.array(x0, dtype=np.float64)
+        else:
+            x = np.stack([correction(i, y) for i, y in enumerate(rhs)]).astype(np.float64)
         tol = rtol * np.linalg.norm(rhs, axis=1)
         for _ in range(MAX_REFINE):
             res = rhs - (x - self.gamma * krylov.table_mv(self.nxt, self.probs, T, x, transpose))
@@ -350,10 +356,13 @@ class Batch:
         x[left] = np.linalg.solve(A, rhs[left][..., None])[..., 0]
         return x
 
-    def occupancy_factored(self, lus: list, T: np.ndarray) -> np.ndarray:
-        """:meth:`occupancy` from the runs' LU factors (no new factorisation)."""
+    def occupancy_factored(self, lus: list, T: np.ndarray, x0=None) -> np.ndarray:
+        """:meth:`occupancy` from the runs' LU factors (no new factorisation).
+
+        ``x0``: a guess to refine from (:meth:`solve_factored`).
+        """
         nu = np.broadcast_to((1.0 - self.gamma) * self.mdp.start, (len(lus), self.n))
-        d = self.solve_factored(lus, T, nu, transpose=True, rtol=OCCUPANCY_RTOL)
+        d = self.solve_factored(lus, T, nu, transpose=True, rtol=OCCUPANCY_RTOL, x0=x0)
         d = np.clip(d, 0.0, None)
         return d / d.sum(axis=1, keepdims=True)
 
