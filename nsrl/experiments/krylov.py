@@ -288,6 +288,23 @@ def _table_vectors(nxt, probs, T, x, transpose):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _difference_vectors(nxt, probs, acts, T, x):  # pragma: no cover - compiled
+    """y[r] = P_{acts[r]} x[r] - P_{T[r]} x[r]: a deterministic policy against a table."""
+    n_runs, n = x.shape
+    width = nxt.shape[2]
+    y = np.empty_like(x)
+    for r in range(n_runs):
+        _gather(nxt, probs, T[r], x[r], y[r])
+        for s in range(n):
+            a = acts[r, s]
+            acc = 0.0
+            for j in range(width):
+                acc += probs[s, a, j] * x[r, nxt[s, a, j]]
+            y[r, s] = acc - y[r, s]
+    return y
+
+
+@njit(cache=True)
 def _table_columns(nxt, probs, T, X):  # pragma: no cover - compiled
     """Y[r] = P_{T[r]} X[r] for blocks X of shape (R, n, J)."""
     n_runs, n, J = X.shape
@@ -314,6 +331,12 @@ def table_mv(nxt, probs, T, x, transpose=False):
     if transpose:
         raise ValueError("transposed products take vectors (R, n), not blocks (R, n, J).")
     return _table_columns(nxt, probs, T, np.ascontiguousarray(x))
+
+
+def difference_mv(nxt, probs, acts, T, x):
+    """(P_pi' - P_T) x for every run: pi' = acts[r] deterministic, T[r] a table; x (R, n)."""
+    return _difference_vectors(nxt, probs, np.ascontiguousarray(acts), np.ascontiguousarray(T),
+                               np.ascontiguousarray(x))
 
 
 _NO_WINDOW = np.zeros((1, 1, 1), dtype=np.int64)

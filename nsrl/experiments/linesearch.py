@@ -186,8 +186,8 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
     Tn = np.eye(b.mdp.n_actions)[acts]
     rn = b.mdp.R[b.states, acts]
 
-    def G(x):  # gamma (P_pi' - P_pi) x = gamma P_pi' x - (x - A x)
-        return gamma * krylov.table_mv(b.nxt, b.probs, Tn, x) - (x - op(x))
+    def G(x):  # gamma (P_pi' - P_pi) x, one compiled pass
+        return gamma * krylov.difference_mv(b.nxt, b.probs, acts, op.T, x)
 
     w = rn - rpi + G(v)
     own = rpi - op(v)  # v's residual, carried into every candidate
@@ -216,22 +216,25 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
     AQt, GQt = np.swapaxes(AQ, 1, 2), np.swapaxes(GQ, 1, 2)
     gram = np.stack([AQt @ AQ, AQt @ GQ, GQt @ GQ], axis=1)
     proj = np.stack([_mv(AQt, w), _mv(GQt, w), _mv(AQt, own), _mv(GQt, own)], axis=1)
-    values, res = _candidate_values(gram, proj, np.ascontiguousarray(Q), AQ, GQ, w, own, v,
-                                    owner, steps)
+    values, res = _candidate_values(gram, proj, np.ascontiguousarray(np.swapaxes(Q, 1, 2)),
+                                    np.ascontiguousarray(AQt), np.ascontiguousarray(GQt), w,
+                                    own, v, owner, steps)
     return values, res / (1.0 - gamma)
 
 
 @njit(cache=True)
-def _candidate_values(gram, proj, Q, AQ, GQ, w, own, v, owner, steps):  # pragma: no cover
+def _candidate_values(gram, proj, Qt, AQt, GQt, w, own, v, owner, steps):  # pragma: no cover
     """Each candidate's least-squares value over span(Q[o]) and its residual's max norm.
 
     Candidate c (run o, step a): y minimises ||a w + own - (AQ - a GQ) y|| (normal
     equations from the Gram blocks ``gram[o]`` = (AQ'AQ, AQ'GQ, GQ'GQ) and ``proj[o]`` =
-    (AQ'w, GQ'w, AQ'own, GQ'own)); value v + Q y; residual computed explicitly.
+    (AQ'w, GQ'w, AQ'own, GQ'own)); value v + Q y; residual computed explicitly. The bases
+    come transposed (R, J, n), so the inner loops run along contiguous states.
     """
-    n, J = Q.shape[1], Q.shape[2]
+    J, n = Qt.shape[1], Qt.shape[2]
     values = np.empty((owner.size, n))
     res = np.empty(owner.size)
+    acc = np.empty(n)
     N = np.empty((J, J))
     rhs = np.empty(J)
     for c in range(owner.size):
@@ -242,15 +245,18 @@ def _candidate_values(gram, proj, Q, AQ, GQ, w, own, v, owner, steps):  # pragma
                            + a * a * gram[o, 2, i, j])
             rhs[i] = a * proj[o, 0, i] + proj[o, 2, i] - a * (a * proj[o, 1, i] + proj[o, 3, i])
         y = np.linalg.solve(N, rhs)
+        val = values[c]
+        for s in range(n):
+            acc[s] = a * w[o, s] + own[o, s]
+            val[s] = v[o, s]
+        for j in range(J):
+            ga, ya = a * y[j], y[j]
+            for s in range(n):
+                acc[s] += ga * GQt[o, j, s] - ya * AQt[o, j, s]
+                val[s] += ya * Qt[o, j, s]
         worst = 0.0
         for s in range(n):
-            acc = a * w[o, s] + own[o, s]
-            val = v[o, s]
-            for j in range(J):
-                acc += (a * GQ[o, s, j] - AQ[o, s, j]) * y[j]
-                val += Q[o, s, j] * y[j]
-            values[c, s] = val
-            worst = max(worst, abs(acc))
+            worst = max(worst, abs(acc[s]))
         res[c] = worst
     return values, res
 
