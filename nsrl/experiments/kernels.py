@@ -17,22 +17,20 @@ from scipy.linalg import lapack
 
 from nsrl.exact import backend
 from nsrl.experiments import krylov
+from nsrl.experiments.krylov import row_dot
 
 
 @njit(cache=True)
 def _q_values(R, nxt, probs, gamma, V):  # pragma: no cover - compiled
     """Q[r, s, a] = R[s, a] + gamma sum_j probs[s, a, j] V[r, nxt[s, a, j]]."""
     n_runs, n = V.shape
-    n_actions, width = nxt.shape[1], nxt.shape[2]
+    n_actions = nxt.shape[1]
     Q = np.empty((n_runs, n, n_actions))
     for r in range(n_runs):
         v = V[r]
         for s in range(n):
             for a in range(n_actions):
-                acc = 0.0
-                for j in range(width):
-                    acc += probs[s, a, j] * v[nxt[s, a, j]]
-                Q[r, s, a] = R[s, a] + gamma * acc
+                Q[r, s, a] = R[s, a] + gamma * row_dot(nxt, probs, s, a, v)
     return Q
 
 
@@ -40,17 +38,14 @@ def _q_values(R, nxt, probs, gamma, V):  # pragma: no cover - compiled
 def _greedy(R, nxt, probs, gamma, V):  # pragma: no cover - compiled
     """argmax_a of :func:`_q_values` (the first maximum, as numpy.argmax), without Q."""
     n_runs, n = V.shape
-    n_actions, width = nxt.shape[1], nxt.shape[2]
+    n_actions = nxt.shape[1]
     acts = np.empty((n_runs, n), dtype=np.int64)
     for r in range(n_runs):
         v = V[r]
         for s in range(n):
             best, arg = -np.inf, 0
             for a in range(n_actions):
-                acc = 0.0
-                for j in range(width):
-                    acc += probs[s, a, j] * v[nxt[s, a, j]]
-                q = R[s, a] + gamma * acc
+                q = R[s, a] + gamma * row_dot(nxt, probs, s, a, v)
                 if q > best:
                     best, arg = q, a
             acts[r, s] = arg
@@ -61,16 +56,12 @@ def _greedy(R, nxt, probs, gamma, V):  # pragma: no cover - compiled
 def _apply_policies(R, nxt, probs, gamma, acts, V):  # pragma: no cover - compiled
     """(T_pi V)[r, s] = R[s, pi(s)] + gamma sum_j p_j V[r, next_j] for deterministic pi."""
     n_runs, n = V.shape
-    width = nxt.shape[2]
     out = np.empty((n_runs, n))
     for r in range(n_runs):
         v = V[r]
         for s in range(n):
             a = acts[r, s]
-            acc = 0.0
-            for j in range(width):
-                acc += probs[s, a, j] * v[nxt[s, a, j]]
-            out[r, s] = R[s, a] + gamma * acc
+            out[r, s] = R[s, a] + gamma * row_dot(nxt, probs, s, a, v)
     return out
 
 

@@ -31,20 +31,38 @@ RESTART = 40
 MAX_ITER = 160
 
 
+@njit(inline="always")
+def row_dot(nxt, probs, s, a, x):  # pragma: no cover - compiled
+    """sum_j probs[s, a, j] x[nxt[s, a, j]], summed in j order (unrolled for b = 1, 2, 10).
+
+    The paper's branchings get straight-line code (measured 17-26% faster products than
+    the loop with a run-time trip count); the sum is the loop's, bit for bit.
+    """
+    width = nxt.shape[2]
+    if width == 2:
+        return probs[s, a, 0] * x[nxt[s, a, 0]] + probs[s, a, 1] * x[nxt[s, a, 1]]
+    if width == 1:
+        return probs[s, a, 0] * x[nxt[s, a, 0]]
+    if width == 10:
+        p, q = probs[s, a], nxt[s, a]
+        return (p[0] * x[q[0]] + p[1] * x[q[1]] + p[2] * x[q[2]] + p[3] * x[q[3]]
+                + p[4] * x[q[4]] + p[5] * x[q[5]] + p[6] * x[q[6]] + p[7] * x[q[7]]
+                + p[8] * x[q[8]] + p[9] * x[q[9]])
+    acc = 0.0
+    for j in range(width):
+        acc += probs[s, a, j] * x[nxt[s, a, j]]
+    return acc
+
+
 @njit(cache=True)
 def _apply(kind, nxt, probs, window, T, g, x, out, tmp):  # pragma: no cover - compiled
     """out = (I - M) x for the operator described by ``kind`` (module docstring)."""
     n = x.shape[0]
-    width = nxt.shape[2]
     if kind == LOOP:
         tmp[:] = x
         for i in range(window.shape[0] - 1, -1, -1):
             for s in range(n):
-                a = window[i, s]
-                acc = 0.0
-                for j in range(width):
-                    acc += probs[s, a, j] * tmp[nxt[s, a, j]]
-                out[s] = acc
+                out[s] = row_dot(nxt, probs, s, window[i, s], tmp)
             tmp[:] = out
         for s in range(n):
             out[s] = x[s] - g * tmp[s]
@@ -61,16 +79,12 @@ def _apply(kind, nxt, probs, window, T, g, x, out, tmp):  # pragma: no cover - c
 @njit(cache=True)
 def _gather(nxt, probs, T, x, out):  # pragma: no cover - compiled
     """out = P_T x for one table T[s, a] (skipping the actions it does not use)."""
-    width = nxt.shape[2]
     for s in range(x.shape[0]):
         acc = 0.0
         for a in range(T.shape[1]):
             w = T[s, a]
             if w != 0.0:
-                part = 0.0
-                for j in range(width):
-                    part += probs[s, a, j] * x[nxt[s, a, j]]
-                acc += w * part
+                acc += w * row_dot(nxt, probs, s, a, x)
         out[s] = acc
 
 
@@ -162,15 +176,11 @@ def _gmres(kind, nxt, probs, window, T, g, r, x, tol, V, W, H, work):  # pragma:
 def _chain(nxt, probs, R, gamma, window, x, out, tmp):  # pragma: no cover - compiled
     """out = T_{w_0} T_{w_1} ... T_{w_{m-1}} x (w_{m-1} applied first; out may not be x)."""
     n = x.shape[0]
-    width = nxt.shape[2]
     tmp[:] = x
     for i in range(window.shape[0] - 1, -1, -1):
         for s in range(n):
             a = window[i, s]
-            acc = 0.0
-            for j in range(width):
-                acc += probs[s, a, j] * tmp[nxt[s, a, j]]
-            out[s] = R[s, a] + gamma * acc
+            out[s] = R[s, a] + gamma * row_dot(nxt, probs, s, a, tmp)
         tmp[:] = out
 
 
@@ -291,16 +301,12 @@ def _table_vectors(nxt, probs, T, x, transpose):  # pragma: no cover - compiled
 def _difference_vectors(nxt, probs, acts, T, x):  # pragma: no cover - compiled
     """y[r] = P_{acts[r]} x[r] - P_{T[r]} x[r]: a deterministic policy against a table."""
     n_runs, n = x.shape
-    width = nxt.shape[2]
     y = np.empty_like(x)
     for r in range(n_runs):
         _gather(nxt, probs, T[r], x[r], y[r])
+        xr = x[r]
         for s in range(n):
-            a = acts[r, s]
-            acc = 0.0
-            for j in range(width):
-                acc += probs[s, a, j] * x[r, nxt[s, a, j]]
-            y[r, s] = acc - y[r, s]
+            y[r, s] = row_dot(nxt, probs, s, acts[r, s], xr) - y[r, s]
     return y
 
 
