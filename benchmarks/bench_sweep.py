@@ -13,7 +13,8 @@ a time (``numpy.linalg.solve`` per evaluation), is timed in the same run on the 
 The full protocol is 30 MDPs per instance: each measured instance stands for its 30 MDPs;
 the baseline's mid instance of each n_S stands for the 9 instances of that n_S. The 2-core
 figure assumes the two workers scale perfectly (shards are independent); on a shared
-machine it is a lower bound. Run with OPENBLAS_NUM_THREADS=1 (loky workers do the same).
+machine it is a lower bound. BLAS runs single-threaded (threadpoolctl), as in the sweep's
+workers (nsrl.experiments.runner.compute_shard), for the fast path and the baseline alike.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import time
 from collections import defaultdict
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 import nsrl
 from nsrl.experiments.fast import simulate
@@ -128,4 +130,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with threadpool_limits(limits=1, user_api="blas"):
+        main()
