@@ -47,14 +47,23 @@ def per_mdp(df: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"the table lacks columns {sorted(missing)}; is it nsrl's tidy table?")
     keys = INSTANCE + ["mdp", "scheme", "iteration"]
-    g = df.groupby(keys, sort=True, observed=True)
-    out = pd.DataFrame({"mean": g["loss"].mean(), "std": g["loss"].std(ddof=0),
-                        "runs": g["loss"].size()})
+    # numpy reductions over factorized keys (pandas' groupby was 13 ms per shard, most of
+    # the report's time); rows come out sorted by the keys, as groupby(sort=True).
+    codes, uniques = zip(*(pd.factorize(df[k], sort=True) for k in keys), strict=True)
+    group = np.ravel_multi_index(codes, [len(u) for u in uniques])
+    cells, inverse = np.unique(group, return_inverse=True)
+    runs = np.bincount(inverse)
+    loss = df["loss"].to_numpy(dtype=np.float64)
+    mean = np.bincount(inverse, loss) / runs
+    std = np.sqrt(np.bincount(inverse, (loss - mean[inverse]) ** 2) / runs)
+    index = np.unravel_index(cells, [len(u) for u in uniques])
+    out = pd.DataFrame({k: np.asarray(u)[i] for k, u, i in zip(keys, uniques, index, strict=True)})
+    out["mean"], out["std"], out["runs"] = mean, std, runs
     if "memory" in df.columns:
-        out["memory"] = g["memory"].mean()
+        out["memory"] = np.bincount(inverse, df["memory"].to_numpy(dtype=np.float64)) / runs
     if "step" in df.columns:  # CPI and CPI+ record a 0 step once their stopping rule fired
-        out["stopped"] = (df["step"] == 0).groupby([df[k] for k in keys], sort=True).mean()
-    return out.reset_index()
+        out["stopped"] = np.bincount(inverse, (df["step"] == 0).to_numpy(np.float64)) / runs
+    return out
 
 
 def paper_stats(pm: pd.DataFrame, by: list[str] | tuple[str, ...] = ()) -> pd.DataFrame:
