@@ -37,7 +37,12 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.experiments import krylov
-from nsrl.experiments.kernels import GMRES_MIN_BRANCHING, GMRES_MIN_STATES, Batch
+from nsrl.experiments.kernels import (
+    GMRES_MIN_BRANCHING,
+    GMRES_MIN_STATES,
+    MIXED_MIN_STATES,
+    Batch,
+)
 from nsrl.experiments.linesearch import (
     VALUE_TOL,
     StaleInverse,
@@ -135,6 +140,8 @@ def _api_alpha(b: Batch, alpha: float, U, out) -> None:
     onehot = np.eye(b.mdp.n_actions)
     T, A, rpi = onehot[zeros], b.systems(zeros), b.mdp.R[b.states, zeros]
     v = b.solve_factored(b.factor(A), T, rpi)
+    if b.n >= MIXED_MIN_STATES:  # A only feeds the single-precision LU: keep it so
+        A = A.astype(np.float32)
     iterative = b.nxt.shape[2] >= GMRES_MIN_BRANCHING and b.n >= GMRES_MIN_STATES
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
@@ -211,6 +218,8 @@ def _cpi(b: Batch, scheme, U, out) -> None:
     plus = isinstance(scheme, CPIPlus)
     inv = StaleInverse(b, A) if plus else None
     lus = None if plus else b.factor(A)
+    if not plus and b.n >= MIXED_MIN_STATES:  # A only feeds the single-precision LU
+        A = A.astype(np.float32)
     v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else b.solve_factored(lus, T, rpi)
     memory, losses = np.ones(n_runs, dtype=np.int64), b.loss(v)
     active = np.arange(n_runs)  # CPI and CPI+ stop for good once their rule fires

@@ -307,6 +307,8 @@ class Batch:
         runs = range(len(A)) if runs is None else runs
         if self.n < MIXED_MIN_STATES:  # small systems: call overhead dominates, stay double
             return [lapack.dgetrf(A[r].T)[:2] for r in runs]
+        if A.dtype == np.float32:  # a single-precision running sum (it only preconditions)
+            return [lapack.sgetrf(A[r].T)[:2] for r in runs]
         return [lapack.sgetrf(A[r].T.astype(np.float32))[:2] for r in runs]
 
     def solve_factored(self, lus: list, T: np.ndarray, rhs: np.ndarray,
