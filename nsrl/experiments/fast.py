@@ -26,10 +26,11 @@ same output. What differs is how the values are obtained:
 
 Every iterative result is certified by its double-precision residual, and falls back to a
 direct solve when it does not certify: the fast path stays equal to the reference (tests:
-1e-8 on the losses, 2.6e-11 measured at n_S = 200).
+1e-8 on the losses, 4e-11 measured at n_S = 150-200).
 
-The CPI family's d_{pi,nu}-weighted projections are batched QR solves; noise is drawn per run
-up front (one Generator call of shape (K, n_S) gives the same numbers as K calls of n_S).
+The CPI family's d_{pi,nu}-weighted projections are batched normal-equation solves; noise
+is drawn per run up front (one Generator call of shape (K, n_S) gives the same numbers as K
+calls of n_S).
 """
 
 from __future__ import annotations

@@ -13,11 +13,14 @@ where ``M x`` is cheap:
 
 Loops are strongly contracting in all but one direction (g = gamma^m and products of
 stochastic matrices mix), so GMRES converges in a few iterations, warm-started from the
-previous value. Every solution is certified by its true residual ``||b - (I - M) x||_2 <=
-rtol ||b||_2``; a run whose solve does not certify within its iteration budget is reported,
-and the caller solves it directly. The solve is GMRES(restart) with Givens rotations (Saad,
-*Iterative Methods for Sparse Linear Systems*, 2003, alg. 6.9), orthogonalising by classical
-Gram-Schmidt applied twice (BLAS products, as stable as modified G-S; Giraud et al., 2005).
+previous value. Every solution is certified by its residual ``||b - (I - M) x||_2 <=
+rtol ||b||_2``, carried explicitly as r0 - W y from the products W = (I - M) V of the
+Krylov basis (by linearity the vector b - (I - M) x itself, with rounding of the order of
+recomputing it, and no extra product); a run whose solve does not certify within its
+iteration budget is reported, and the caller solves it directly. The solve is
+GMRES(restart) with Givens rotations (Saad, *Iterative Methods for Sparse Linear Systems*,
+2003, alg. 6.9), orthogonalising by classical Gram-Schmidt applied twice (BLAS products, as
+stable as modified G-S; Giraud et al., 2005).
 """
 
 from __future__ import annotations
