@@ -37,13 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsrl.experiments import krylov
-from nsrl.experiments.kernels import (
-    GMRES_MIN_BRANCHING,
-    GMRES_MIN_STATES,
-    MIXED_MIN_STATES,
-    Batch,
-)
+from nsrl.experiments import krylov, woodbury
+from nsrl.experiments.kernels import GMRES_MIN_BRANCHING, GMRES_MIN_STATES, Batch
 from nsrl.experiments.linesearch import (
     VALUE_TOL,
     StaleInverse,
@@ -116,7 +111,8 @@ def _api(b: Batch, U, out) -> None:
     """
     acts = np.zeros(U.shape[::2], dtype=np.int64)
     width = b.nxt.shape[2]
-    low_rank = 1 < width < GMRES_MIN_BRANCHING and b.n >= 150 and b.mdp.n_actions <= 5
+    low_rank = (1 < width < GMRES_MIN_BRANCHING and b.n >= woodbury.MIN_STATES
+                and b.mdp.n_actions <= 5)
     inverse = PolicyInverse(b, acts) if low_rank else None
     v = inverse.values(acts) if inverse else b.policy_values(acts)
     for k in range(U.shape[1]):
@@ -139,11 +135,10 @@ def _api_alpha(b: Batch, alpha: float, U, out) -> None:
     everyone = np.arange(n_runs)
     zeros = np.zeros((n_runs, b.n), dtype=np.int64)
     onehot = np.eye(b.mdp.n_actions)
-    T, A, rpi = onehot[zeros], b.systems(zeros), b.mdp.R[b.states, zeros]
-    v = b.solve_factored(b.factor(A), T, rpi)
-    if b.n >= MIXED_MIN_STATES:  # A only feeds the single-precision LU: keep it so
-        A = A.astype(np.float32)
+    T, rpi = onehot[zeros], b.mdp.R[b.states, zeros]
+    v = b.policy_values(zeros)  # pi_0 is deterministic
     iterative = b.nxt.shape[2] >= GMRES_MIN_BRANCHING and b.n >= GMRES_MIN_STATES
+    A = None if iterative else b.systems(zeros, b.lu_dtype)  # only ever factored
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
         T = (1 - alpha) * T + alpha * onehot[acts]
@@ -215,31 +210,27 @@ def _cpi(b: Batch, scheme, U, out) -> None:
     n_runs = U.shape[0]
     zeros = np.zeros((n_runs, b.n), dtype=np.int64)
     T = np.eye(b.mdp.n_actions)[zeros]
-    A, rpi = b.systems(zeros), b.mdp.R[b.states, zeros]
     plus = isinstance(scheme, CPIPlus)
+    # CPI+'s direct fallbacks read A in double precision; CPI(alpha) only factors it
+    A, rpi = b.systems(zeros, np.float64 if plus else b.lu_dtype), b.mdp.R[b.states, zeros]
     inv = StaleInverse(b, A) if plus else None
     lus = None if plus else b.factor(A)
-    if not plus and b.n >= MIXED_MIN_STATES:  # A only feeds the single-precision LU
-        A = A.astype(np.float32)
     v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else b.solve_factored(lus, T, rpi)
     memory, losses = np.ones(n_runs, dtype=np.int64), b.loss(v)
     active = np.arange(n_runs)  # CPI and CPI+ stop for good once their rule fires
-    d_old = None  # the previous occupancies: CPI's refinement starts from them
+    d = np.zeros((n_runs, b.n))  # every run's last occupancy: CPI's refinement starts there
     out["step"][:] = 0.0
     for k in range(U.shape[1]):
         if active.size:
             T_active = T[active]
             if plus:
                 inv.refresh(active, A)
-                d = inv.occupancy(active, T_active)
+                d[active] = inv.occupancy(active, T_active)
             else:
-                d = b.occupancy_factored([lus[r] for r in active], T_active,
-                                         None if d_old is None else d_old[active])
-                if d_old is None:
-                    d_old = np.zeros((n_runs, b.n))
-                d_old[active] = d
+                d[active] = b.occupancy_factored([lus[r] for r in active], T_active,
+                                                 d[active] if k else None)
             alpha, acts, v_new = _cpi_step(b, scheme, T_active, A, rpi[active], v[active],
-                                           U[active, k], d, inv, active)
+                                           U[active, k], d[active], inv, active)
             out["step"][active, k] = alpha
             moved = alpha > 0
             idx, a, acts = active[moved], alpha[moved], acts[moved]

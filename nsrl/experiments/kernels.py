@@ -167,6 +167,8 @@ class Batch:
         self.n, self.gamma = mdp.n_states, mdp.gamma
         self.nxt, self.probs = mdp.successors
         self.R = np.ascontiguousarray(mdp.R, dtype=np.float64)
+        # precision of the LU factors (:meth:`factor`), and of systems kept only to be factored
+        self.lu_dtype = np.float32 if self.n >= MIXED_MIN_STATES else np.float64
         self.phi = mdp.features
         self.states = np.arange(self.n)
         self.v_star = backend(mdp).optimal_value()
@@ -258,9 +260,12 @@ class Batch:
         A = self.systems(acts)
         return np.linalg.solve(A, self.mdp.R[self.states, acts][..., None])[..., 0]
 
-    def systems(self, acts: np.ndarray) -> np.ndarray:
-        """A[r] = I - gamma P_{acts[r]} for deterministic policies (built sparsely)."""
-        A = np.empty((len(acts), self.n, self.n))
+    def systems(self, acts: np.ndarray, dtype=np.float64) -> np.ndarray:
+        """A[r] = I - gamma P_{acts[r]} for deterministic policies (built sparsely).
+
+        ``dtype=Batch.lu_dtype`` for a running system that only feeds :meth:`factor`.
+        """
+        A = np.empty((len(acts), self.n, self.n), dtype=dtype)
         self.mix(A, np.arange(len(acts)), acts, np.ones(len(acts)))
         return A
 
@@ -280,9 +285,17 @@ class Batch:
         """
         x, ok, _ = krylov.table_values(self.nxt, self.probs, self.gamma, T, rhs, x0)
         if not ok.all():
-            A = self.table_systems(T[~ok])
-            x[~ok] = np.linalg.solve(A, rhs[~ok][..., None])[..., 0]
+            x[~ok] = self.solve_tables(T[~ok], rhs[~ok])
         return x
+
+    def solve_tables(self, T: np.ndarray, rhs: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """x[r] = (I - gamma P_{T[r]})^{-1} rhs[r] (or the transposed system), by dense LU.
+
+        The direct fallback of the iterative solvers.
+        """
+        A = self.table_systems(T)
+        A = np.swapaxes(A, 1, 2) if transpose else A
+        return np.linalg.solve(A, rhs[..., None])[..., 0]
 
     def evaluate_mixtures(self, Asys, runs, rpi, acts, owner, steps) -> np.ndarray:
         """Values of the mixtures (1 - steps[c]) pi_{owner[c]} + steps[c] pi'_{owner[c]}.
@@ -301,15 +314,13 @@ class Batch:
 
         Half the memory traffic and fewer flops than double precision; the solves are
         refined back to double precision (:meth:`solve_factored`). Below MIXED_MIN_STATES
-        states the factors are double (call overheads dominate there). A[r] is C-ordered, so
-        A[r].T is Fortran-ordered: LAPACK factors A^T and solves with the transposed flag.
+        states the factors are double (call overheads dominate there): ``lu_dtype``. A[r] is
+        C-ordered, so A[r].T is Fortran-ordered: LAPACK factors A^T and solves with the
+        transposed flag.
         """
         runs = range(len(A)) if runs is None else runs
-        if self.n < MIXED_MIN_STATES:  # small systems: call overhead dominates, stay double
-            return [lapack.dgetrf(A[r].T)[:2] for r in runs]
-        if A.dtype == np.float32:  # a single-precision running sum (it only preconditions)
-            return [lapack.sgetrf(A[r].T)[:2] for r in runs]
-        return [lapack.sgetrf(A[r].T.astype(np.float32))[:2] for r in runs]
+        getrf = lapack.sgetrf if self.lu_dtype == np.float32 else lapack.dgetrf
+        return [getrf(A[r].T.astype(self.lu_dtype, copy=False))[:2] for r in runs]
 
     def solve_factored(self, lus: list, T: np.ndarray, rhs: np.ndarray,
                        transpose: bool = False, rtol: float = REFINE_RTOL,
@@ -344,9 +355,7 @@ class Batch:
                 return x
             for i in left:
                 x[i] += correction(i, res[i])
-        A = self.table_systems(T[left])
-        A = np.swapaxes(A, 1, 2) if transpose else A
-        x[left] = np.linalg.solve(A, rhs[left][..., None])[..., 0]
+        x[left] = self.solve_tables(T[left], rhs[left], transpose)
         return x
 
     def occupancy_factored(self, lus: list, T: np.ndarray, x0=None) -> np.ndarray:

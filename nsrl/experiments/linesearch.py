@@ -160,9 +160,7 @@ def solve(B, op: System, rhs, transpose=False, x0=None, rtol=RTOL, sweeps=MAX_SW
         x += _mv(Bm, res * left[:, None])
     if direct:
         left = np.linalg.norm(rhs - op(x, transpose), axis=1) > tol
-        A = op.b.table_systems(op.T[left])
-        A = np.swapaxes(A, 1, 2) if transpose else A
-        x[left] = np.linalg.solve(A, rhs[left][..., None])[..., 0]
+        x[left] = op.b.solve_tables(op.T[left], rhs[left], transpose)
     return x
 
 
