@@ -12,8 +12,8 @@ import gymnasium as gym
 import numpy as np
 
 import nsrl
-from nsrl import kernels
 from nsrl.envs import GarnetVectorEnv
+from nsrl.model import kernels
 
 GARNET = dict(n_states=100, n_actions=4, branching=5)
 

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 import nsrl
+from nsrl.exact import ExactBackend, evaluate_tables
 from nsrl.schemes import PAPER_SCHEMES
 
 
@@ -44,13 +45,13 @@ def main():
     pi = nsrl.Deterministic(rng.integers(10, size=200))
     table = pi.table(mdp)
     base = best_time(lambda: baseline_evaluate(mdp, table))
-    ours = best_time(lambda: nsrl.ExactBackend(mdp).value(pi))
-    np.testing.assert_allclose(nsrl.ExactBackend(mdp).value(pi), baseline_evaluate(mdp, table))
+    ours = best_time(lambda: ExactBackend(mdp).value(pi))
+    np.testing.assert_allclose(ExactBackend(mdp).value(pi), baseline_evaluate(mdp, table))
     tables = np.stack(
         [nsrl.Deterministic(rng.integers(10, size=200)).table(mdp) for _ in range(30)]
     )
     base30 = best_time(lambda: [baseline_evaluate(mdp, t) for t in tables], 5)
-    ours30 = best_time(lambda: nsrl.evaluate_tables(mdp, tables), 5)
+    ours30 = best_time(lambda: evaluate_tables(mdp, tables), 5)
     print(f"Garnet(200, 10, {args.branching}), gamma = 0.99")
     print(f"{'what':34s} {'nsrl':>10s} {'baseline':>10s} {'speed-up':>9s}")
     print(

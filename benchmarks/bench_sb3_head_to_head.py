@@ -3,7 +3,7 @@
 Problems: Garnet(100, 4, 2) (gamma 0.99, instance seed = run seed) and FrozenLake-v1 (4x4,
 slippery, converted with ``FiniteMDP.from_gymnasium``, gamma 0.99).
 
-* SB3 PPO, A2C, DQN (``nsrl.sb3_learners``): Garnet through ``SB3VecEnv``; FrozenLake
+* SB3 PPO, A2C, DQN (``nsrl.sb3.learners``): Garnet through ``SB3VecEnv``; FrozenLake
   through SB3's own ``make_vec_env("FrozenLake-v1")`` (the real episodic env). They learn from
   episodes started from the reset distribution nu.
 * nsrl schemes API, CPI+, PSDP, NSPI(10) with the rollout + cost-sensitive classification
@@ -85,7 +85,7 @@ def timed(fn, *args, **kwargs):
 def run_sb3(problem: str, algo: str, seed: int, budget: int):
     from stable_baselines3.common.env_util import make_vec_env
 
-    from nsrl.sb3_learners import CONFIGS, learn
+    from nsrl.sb3.learners import CONFIGS, learn
 
     mdp = make_problem(problem, seed)
     env = None

@@ -5,7 +5,7 @@
     python benchmarks/bench_sweep.py --profile        # and where the time goes, by function
 
 For each measured instance, MDP 0 of the ``paper`` preset is drawn and every scheme runs
-its 30 runs x 100 iterations with the fast path (``nsrl.experiments.fast.simulate``). The
+its 30 runs x 100 iterations with the fast path (``nsrl.batched.simulate``). The
 straightforward baseline, ``nsrl.run(make_scheme(s), ProjectedGreedy(mdp), ...)`` one run at
 a time (``numpy.linalg.solve`` per evaluation), is timed in the same run on the mid instances
 (n_A = 5, b = 2) with ``--baseline-runs`` runs scaled to 30 (it takes ~40 s per instance).
@@ -30,9 +30,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import nsrl
-from nsrl.experiments.fast import simulate
+from nsrl.batched import simulate
 from nsrl.experiments.presets import PAPER, Shard
-from nsrl.garnet import garnet
+from nsrl.model.garnet import garnet
 from nsrl.schemes import make_scheme
 
 

@@ -1,25 +1,26 @@
 """nsrl: the approximate policy iteration schemes of Scherrer (ICML 2014), exact and from samples.
 
-Importing nsrl registers the Gymnasium ids (``gym.make("Garnet-v0")``) when the Gymnasium
-side is installed.
+The public surface, by layer:
+
+* the model: :class:`FiniteMDP`, :func:`garnet`;
+* policies: :class:`Deterministic`, :class:`Stochastic`, :class:`Mixture`,
+  :class:`NonStationary`, :class:`Constant`;
+* the exact backend: :func:`evaluate`, :func:`loss`, :func:`optimal_value`,
+  :func:`occupancy`, :func:`greedy_actions`, :func:`q_values`;
+* greedy operators: :class:`ExactGreedy`, :class:`ProjectedGreedy` and, built from samples,
+  :class:`RolloutCSC`, :class:`RolloutRegression`, :class:`LSTDQ`;
+* schemes: :class:`API`, :class:`APIAlpha`, :class:`CPI`, :class:`CPIAlpha`,
+  :class:`CPIPlus`, :class:`PSDP`, :class:`NSPI`, :func:`make_scheme`, :func:`run`;
+* the analysis: :func:`concentrability`, :func:`run_bounds`, :func:`table1_bounds`;
+* Stable-Baselines3: :func:`from_sb3`, :func:`to_sb3`, :class:`SB3Policy`, :class:`SB3VecEnv`.
+
+Importing nsrl registers the Gymnasium ids (``gym.make("Garnet-v0")``). The sample-based
+operators (scikit-learn) and the SB3 bridge (torch) load on first use.
 """
 
-from nsrl.bounds import initial_gaps, kakade_langford_bound, run_bounds, table1_bounds
-from nsrl.concentrability import Concentrability, concentrability
-from nsrl.exact import (
-    ExactBackend,
-    backend,
-    evaluate,
-    evaluate_tables,
-    greedy_actions,
-    loss,
-    occupancy,
-    optimal_value,
-    q_values,
-)
-from nsrl.garnet import garnet
+from nsrl.exact import evaluate, greedy_actions, loss, occupancy, optimal_value, q_values
 from nsrl.greedy import ExactGreedy, Greedy, GreedyOperator, Nu, Occupancy, ProjectedGreedy
-from nsrl.mdp import FiniteMDP
+from nsrl.model import FiniteMDP, garnet
 from nsrl.policies import Constant, Deterministic, Mixture, NonStationary, Stochastic, constant
 from nsrl.schemes import (
     API,
@@ -33,8 +34,22 @@ from nsrl.schemes import (
     make_scheme,
     run,
 )
+from nsrl.theory import (
+    Concentrability,
+    concentrability,
+    initial_gaps,
+    kakade_langford_bound,
+    run_bounds,
+    table1_bounds,
+)
 
 __version__ = "0.1.0"
+
+# Loaded on first use: `import nsrl` imports neither the scikit-learn estimators behind the
+# sample-based operators nor torch (Stable-Baselines3).
+_LAZY = {"RolloutCSC": "nsrl.greedy", "RolloutRegression": "nsrl.greedy", "LSTDQ": "nsrl.greedy",
+         "from_sb3": "nsrl.sb3", "to_sb3": "nsrl.sb3", "SB3Policy": "nsrl.sb3",
+         "SB3VecEnv": "nsrl.sb3"}
 
 __all__ = [
     "API",
@@ -45,12 +60,12 @@ __all__ = [
     "Concentrability",
     "Constant",
     "Deterministic",
-    "ExactBackend",
     "ExactGreedy",
     "FiniteMDP",
     "Greedy",
     "GreedyOperator",
     "History",
+    "LSTDQ",
     "Mixture",
     "NSPI",
     "NonStationary",
@@ -58,12 +73,15 @@ __all__ = [
     "Occupancy",
     "PSDP",
     "ProjectedGreedy",
+    "RolloutCSC",
+    "RolloutRegression",
+    "SB3Policy",
+    "SB3VecEnv",
     "Stochastic",
-    "backend",
     "concentrability",
     "constant",
     "evaluate",
-    "evaluate_tables",
+    "from_sb3",
     "garnet",
     "greedy_actions",
     "initial_gaps",
@@ -76,16 +94,13 @@ __all__ = [
     "run",
     "run_bounds",
     "table1_bounds",
+    "to_sb3",
 ]
 
 # Register the Gymnasium ids (entry-point strings: nothing heavy is imported here).
 from nsrl.envs.registration import register as _register_envs  # noqa: E402
 
 _register_envs()
-
-# Stable-Baselines3 integration, imported on first use: `import nsrl` must not load torch.
-_LAZY = {"from_sb3": "nsrl.sb3", "to_sb3": "nsrl.sb3", "SB3Policy": "nsrl.sb3",
-         "SB3VecEnv": "nsrl.sb3_vecenv"}
 
 
 def __getattr__(name):
@@ -94,3 +109,7 @@ def __getattr__(name):
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'nsrl' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

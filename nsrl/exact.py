@@ -25,7 +25,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from nsrl.mdp import FiniteMDP, check_distribution
+from nsrl.model.mdp import FiniteMDP, check_distribution
 from nsrl.policies import NonStationary, action_table, stationary_table
 
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import nsrl
-from nsrl import compare
 from nsrl.cli import main
+from nsrl.experiments import compare
 
 
 def test_run_json_reports_cumulative_samples(capsys):
@@ -76,12 +76,12 @@ def test_registered_learners_run_beside_schemes(monkeypatch, tmp_path):
 
 
 def test_sb3_missing_is_a_clear_error(monkeypatch, tmp_path, capsys):
-    monkeypatch.setitem(sys.modules, "nsrl.sb3_learners", None)  # import fails
+    monkeypatch.setitem(sys.modules, "nsrl.sb3.learners", None)  # import fails
     monkeypatch.setitem(sys.modules, "nsrl.sb3", None)
     code = main(["compare", "--garnet", "8,2,2", "--schemes", "api", "--operators", "exact",
                  "--budget", "100", "--seeds", "1", "--sb3", "ppo", "--out", str(tmp_path)])
     assert code == 2
-    assert "--sb3 needs" in capsys.readouterr().err
+    assert "SB3 learners need Stable-Baselines3" in capsys.readouterr().err
 
 
 def test_bad_names_are_refused(tmp_path, capsys):
@@ -106,7 +106,7 @@ def test_sb3_learners_are_loaded_from_their_module(monkeypatch, tmp_path):
     def fake(mdp, budget, seed):
         return [(budget // 2, nsrl.constant(0)), (budget, nsrl.constant(1))]
 
-    monkeypatch.setitem(sys.modules, "nsrl.sb3_learners", types.SimpleNamespace(
+    monkeypatch.setitem(sys.modules, "nsrl.sb3.learners", types.SimpleNamespace(
         LEARNERS={"fake": fake}))
     monkeypatch.setattr(compare, "LEARNERS", {})
     code = main(["compare", "--garnet", "8,2,2", "--schemes", "api", "--operators", "exact",

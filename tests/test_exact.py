@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import nsrl
-from nsrl.exact import bellman, q_values, transition_matrix
+from nsrl.exact import bellman, evaluate_tables, q_values, transition_matrix
 
 
 def _random_actions(mdp, seed):
@@ -139,7 +139,7 @@ def test_loss_is_zero_for_optimal_and_positive_otherwise(small_garnet):
 
 def test_batched_evaluation_matches_single(small_garnet):
     tables = np.stack([_random_actions(small_garnet, s).table(small_garnet) for s in range(3)])
-    batch = nsrl.evaluate_tables(small_garnet, tables)
+    batch = evaluate_tables(small_garnet, tables)
     for i in range(3):
         np.testing.assert_allclose(
             batch[i], nsrl.evaluate(small_garnet, nsrl.Stochastic(tables[i]))

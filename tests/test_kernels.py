@@ -1,4 +1,4 @@
-"""nsrl.kernels: the batched transition kernel, its two backends and its sampling law."""
+"""nsrl.model.kernels: the batched transition kernel, its two backends and its sampling law."""
 
 import os
 import subprocess
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import nsrl
-from nsrl import kernels
+from nsrl.model import kernels
 
 BACKENDS = ("numba", "numpy")
 
@@ -95,7 +95,7 @@ def test_bad_backend_and_rng():
 def test_env_var_forces_numpy_fallback_with_identical_trajectories():
     code = (
         "import numpy as np, nsrl\n"
-        "from nsrl import kernels\n"
+        "from nsrl.model import kernels\n"
         "from nsrl.envs import GarnetVectorEnv\n"
         "e = GarnetVectorEnv(64, n_states=50)\n"
         "e.reset(seed=3)\n"

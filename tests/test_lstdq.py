@@ -8,8 +8,8 @@ from test_sampling import CountingEnv, policies
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import LSTDQ
+from nsrl.greedy.sampling import Transitions
 from nsrl.policies import action_table
-from nsrl.sampling import Transitions
 
 
 def exhaustive(mdp):

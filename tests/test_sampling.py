@@ -6,7 +6,7 @@ import pytest
 
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
-from nsrl.sampling import EnvSampler, ModelSampler, make_sampler, sample_states
+from nsrl.greedy.sampling import EnvSampler, ModelSampler, make_sampler, sample_states
 
 # Five standard errors per entry: with about 20 entries tested together, a correct estimator
 # fails with probability < 1e-5.

@@ -217,7 +217,7 @@ def test_vecenv_follows_the_native_vector_env_step_for_step(observation):
 
 
 def test_sb3_learners_return_checkpoints_in_sample_order(mdp):
-    from nsrl.sb3_learners import LEARNERS, checkpoints, learn
+    from nsrl.sb3.learners import LEARNERS, checkpoints, learn
 
     assert set(LEARNERS) == {"ppo", "a2c", "dqn"}
     out = LEARNERS["a2c"](mdp, 2400, 0)

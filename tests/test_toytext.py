@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import nsrl
-from nsrl.toytext import from_gymnasium
 
 
 def value_iteration_on_dict(P, gamma, n_sweeps=2000):
@@ -49,7 +48,7 @@ def test_optimal_value_matches_value_iteration_on_the_dict_model(env_id, kwargs)
 
 def test_frozen_lake_structure():
     env = gym.make("FrozenLake-v1")
-    mdp = from_gymnasium(env, gamma=0.95)
+    mdp = nsrl.FiniteMDP.from_gymnasium(env, gamma=0.95)
     np.testing.assert_array_equal(mdp.start, env.unwrapped.initial_state_distrib)
     desc = env.unwrapped.desc.ravel()
     for s in np.flatnonzero((desc == b"H") | (desc == b"G")):
@@ -63,7 +62,7 @@ def test_frozen_lake_structure():
 
 def test_taxi_terminals_are_the_dropoff_states():
     env = gym.make("Taxi-v4")
-    mdp = from_gymnasium(env)
+    mdp = nsrl.FiniteMDP.from_gymnasium(env)
     absorbing = np.flatnonzero(mdp.P[np.arange(500), :, np.arange(500)].min(axis=1) == 1)
     decoded = [tuple(env.unwrapped.decode(int(s))) for s in absorbing]
     locs = env.unwrapped.locs
@@ -75,7 +74,7 @@ def test_taxi_terminals_are_the_dropoff_states():
 
 def test_bad_inputs():
     with pytest.raises(TypeError, match="toy_text env whose env.unwrapped.P"):
-        from_gymnasium(gym.make("CartPole-v1"))
+        nsrl.FiniteMDP.from_gymnasium(gym.make("CartPole-v1"))
 
     class Fake:
         unwrapped = None
@@ -83,7 +82,7 @@ def test_bad_inputs():
 
     Fake.unwrapped = Fake
     with pytest.raises(ValueError, match="initial_state_distrib"):
-        from_gymnasium(Fake())
+        nsrl.FiniteMDP.from_gymnasium(Fake())
     # State 2 is entered by a terminated move (from 0) and by a live one (from 1).
     Fake.P = {
         0: {0: [(0.5, 1, 0.0, False), (0.5, 2, 1.0, True)]},
@@ -91,4 +90,4 @@ def test_bad_inputs():
         2: {0: [(1.0, 2, 0.0, True)]},
     }
     with pytest.raises(ValueError, match="state 2 is entered both"):
-        from_gymnasium(Fake(), start=[1.0, 0, 0])
+        nsrl.FiniteMDP.from_gymnasium(Fake(), start=[1.0, 0, 0])

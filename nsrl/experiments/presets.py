@@ -42,7 +42,7 @@ class Shard:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A sweep over Garnet instances (defaults: the paper's protocol, DESIGN.md)."""
+    """A sweep over Garnet instances (defaults: the paper's protocol, section 5)."""
 
     name: str = "paper"
     n_states: tuple[int, ...] = (50, 100, 200)

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from nsrl.experiments.fast import simulate
+from nsrl.batched import simulate
 from nsrl.experiments.presets import Shard, Sweep
 from nsrl.experiments.storage import Store
-from nsrl.garnet import garnet
+from nsrl.model.garnet import garnet
 
 BACKENDS = ("loky", "dask", "sequential")
 
@@ -97,7 +97,8 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
 
     Args:
         sweep: the sweep (see :mod:`nsrl.experiments.presets`).
-        out: output folder (see :mod:`nsrl.experiments.storage`).
+        out: output folder (see :mod:`nsrl.experiments.storage`), or a
+            :class:`~nsrl.experiments.storage.Store` of ``sweep`` already opened.
         jobs: local worker processes (loky backend).
         backend: ``"loky"`` (default), ``"dask"`` (with ``scheduler``) or ``"sequential"``.
         scheduler: address of a running ``dask.distributed`` scheduler.
@@ -110,7 +111,8 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     """
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs should be a positive int, got {jobs!r}.")
-    store = Store(out, sweep, resume=resume)
+    store = out if isinstance(out, Store) else Store(out, sweep, resume=resume)
+    out = store.out
     shards = sweep.shards()
     todo = [s for s in shards if not store.is_done(s)]
     if limit is not None:

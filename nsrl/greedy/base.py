@@ -19,6 +19,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from nsrl.exact import backend
+
 
 @dataclass(frozen=True)
 class Nu:
@@ -67,3 +69,15 @@ def check_operator(operator) -> GreedyOperator:
             f"got {type(operator).__name__}; see nsrl.greedy.ExactGreedy for an example."
         )
     return operator
+
+
+def rho_array(mdp, rho) -> np.ndarray:
+    """The distribution ``rho`` (Nu(), Occupancy(policy) or an array) as an array on ``mdp``."""
+    if isinstance(rho, Nu):
+        return mdp.start
+    if isinstance(rho, Occupancy):
+        return backend(mdp).occupancy(rho.policy)
+    arr = np.asarray(rho, dtype=np.float64)
+    if arr.shape != (mdp.n_states,):
+        raise TypeError(f"rho should be Nu(), Occupancy(policy) or an array, got {rho!r}.")
+    return arr

@@ -11,20 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.exact import backend, greedy_actions, q_values
-from nsrl.greedy.base import Greedy, Nu, Occupancy
+from nsrl.greedy.base import Greedy, rho_array
 from nsrl.policies import Deterministic, NonStationary, stationary_table
-
-
-def rho_array(mdp, rho) -> np.ndarray:
-    """The distribution ``rho`` (Nu(), Occupancy(policy) or an array) as an array on ``mdp``."""
-    if isinstance(rho, Nu):
-        return mdp.start
-    if isinstance(rho, Occupancy):
-        return backend(mdp).occupancy(rho.policy)
-    arr = np.asarray(rho, dtype=np.float64)
-    if arr.shape != (mdp.n_states,):
-        raise TypeError(f"rho should be Nu(), Occupancy(policy) or an array, got {rho!r}.")
-    return arr
 
 
 class _ModelOperator:
@@ -59,7 +47,7 @@ class ExactGreedy(_ModelOperator):
         >>> import nsrl
         >>> mdp = nsrl.garnet(10, 2, 2, seed=0)
         >>> op = ExactGreedy(mdp)
-        >>> op.greedy(nsrl.constant(), Nu(), None).policy.actions.shape
+        >>> op.greedy(nsrl.constant(), nsrl.Nu(), None).policy.actions.shape
         (10,)
     """
 
@@ -121,4 +109,4 @@ class ProjectedGreedy(_ModelOperator):
         return self._result(target, rho_arr, v_hat)
 
 
-__all__ = ["ExactGreedy", "ProjectedGreedy", "greedy_actions", "rho_array"]
+__all__ = ["ExactGreedy", "ProjectedGreedy", "greedy_actions"]

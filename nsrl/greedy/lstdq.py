@@ -22,7 +22,7 @@ the expectation over the data (weights optional), lambda the ridge. The targets:
   ``W_{k+1} = r`` averaged over actions; 0 otherwise). The system is block triangular, so
   it is solved backwards: k + 1 (or k + 2) ridge regressions.
 
-No reset-to-state is needed: data come from walks from the env's reset (``nsrl.sampling``),
+No reset-to-state is needed: data come from walks from the env's reset (``nsrl.greedy.sampling``),
 so LSTD-Q runs on any Gymnasium env with discrete actions.
 """
 
@@ -33,8 +33,8 @@ from scipy.linalg import cho_factor, cho_solve
 
 from nsrl.greedy.base import Greedy, Occupancy
 from nsrl.greedy.features import EstimatorPolicy, make_features
+from nsrl.greedy.sampling import action_probs, make_sampler
 from nsrl.policies import NonStationary
-from nsrl.sampling import action_probs, make_sampler
 
 
 def sa_features(phi: np.ndarray, probs: np.ndarray) -> np.ndarray:
@@ -156,7 +156,7 @@ class LSTDQ:
     def solve(self, target, data, rng, weights=None) -> np.ndarray:
         """theta_0 of shape (n_actions, p), ``W_0(x, a) = phi(x) theta_0[a]``, from ``data``.
 
-        ``data`` is a :class:`nsrl.sampling.Transitions`; W_0 is Q_target for a stationary
+        ``data`` is a :class:`nsrl.greedy.sampling.Transitions`; W_0 is Q_target for a stationary
         target; ``weights`` weigh the transitions (e.g. P(x' | x, a) for exhaustive data).
         """
         phi, phi_next = self.features(data.obs), self.features(data.next_obs)

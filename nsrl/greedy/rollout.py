@@ -4,7 +4,7 @@ At each call (Lagoudakis & Parr 2003; Lazaric, Ghavamzadeh & Munos 2010; paper, 
 
 1. draw N states from rho: nu (the env's reset distribution) or d_{pi,nu} (geometric
    stopping, for the CPI family);
-2. in each state, K rollouts per action a estimate ``Q_target(s, a)`` (``nsrl.sampling``);
+2. in each state, K rollouts per action a estimate ``Q_target(s, a)`` (``nsrl.greedy.sampling``);
 3. fit a scikit-learn estimator, cloned at each call, on the state features:
 
    * :class:`RolloutCSC`: a classifier, through the **weighted all-pairs label** reduction
@@ -33,8 +33,8 @@ from sklearn.utils.validation import has_fit_parameter
 
 from nsrl.greedy.base import Greedy, Occupancy
 from nsrl.greedy.features import EstimatorPolicy, make_features
+from nsrl.greedy.sampling import action_probs, make_sampler, sample_states
 from nsrl.policies import NonStationary
-from nsrl.sampling import action_probs, make_sampler, sample_states
 
 
 class _RolloutOperator:

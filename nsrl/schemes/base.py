@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nsrl.exact import backend, q_values
-from nsrl.greedy.base import Greedy, Nu, check_operator
-from nsrl.greedy.exact import rho_array
+from nsrl.greedy.base import Greedy, Nu, check_operator, rho_array
 from nsrl.policies import Constant, action_table
 
 

@@ -3,7 +3,7 @@
     sigma_0 = empty,  pi_{k+1} <- G_eps(nu, v_{sigma_k}),  sigma_{k+1} = pi_{k+1} sigma_k
 
 The value of the empty policy is r for a state reward (the paper's setting) and 0 when the
-reward depends on the action (DESIGN.md). The output after k iterations is the loop
+reward depends on the action (docs/decisions.md). The output after k iterations is the loop
 (sigma_k)^inf; the memory is k.
 """
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import nsrl
-from nsrl.experiments.fast import simulate
+from nsrl.batched import simulate
 from nsrl.schemes import PAPER_SCHEMES, make_scheme
 
 SCHEMES = PAPER_SCHEMES + ("cpi", "api(0.5)", "cpi(1)", "nspi(1)")
@@ -82,8 +82,8 @@ def test_fast_path_matches_reference_on_larger_mdps(shape, scheme):
 @pytest.mark.parametrize("branching", [1, 2])
 def test_subspace_values_are_within_their_certified_bounds(branching):
     """|v_a - subspace value| <= err for every candidate, even with a stale inverse."""
-    from nsrl.experiments.kernels import Batch
-    from nsrl.experiments.linesearch import System, candidates, subspace_values
+    from nsrl.batched.linalg.batch import Batch
+    from nsrl.batched.linalg.linesearch import System, candidates, subspace_values
 
     mdp = nsrl.garnet(30, 3, branching, seed=4)
     b = Batch(mdp)

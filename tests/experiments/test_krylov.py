@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import nsrl
-from nsrl.experiments import krylov
-from nsrl.experiments.kernels import Batch
+from nsrl.batched.linalg import krylov
+from nsrl.batched.linalg.batch import Batch
 
 
 @pytest.mark.parametrize("shape", [(60, 3, 1), (60, 3, 2), (60, 4, 10)])
@@ -78,7 +78,7 @@ def test_table_values_and_products(transpose):
 
 def test_woodbury_inverses_follow_changing_policies():
     """Low-rank updates of the inverse give the dense solve's values, step after step."""
-    from nsrl.experiments.woodbury import PolicyInverse
+    from nsrl.batched.linalg.woodbury import PolicyInverse
 
     mdp = nsrl.garnet(60, 4, 2, seed=8)
     b = Batch(mdp)
@@ -107,7 +107,7 @@ def test_line_search_candidates_and_choice_follow_the_reference_rules():
     """candidates() lists CPIPlus.choose_step's steps; choose() keeps the first best."""
     import math
 
-    from nsrl.experiments.linesearch import candidates, choose
+    from nsrl.batched.linalg.linesearch import candidates, choose
 
     alpha = np.array([0.3, 0.0, 1.0, 1e-3, 0.5, 0.25, 3e-7])
     owner, steps = candidates(alpha)

@@ -1,0 +1,422 @@
+"""Batched exact operations on one MDP for R runs at once (the sweep's fast path).
+
+Every function here mirrors one operation of the reference path (:mod:`nsrl.exact`,
+:class:`nsrl.greedy.ProjectedGreedy`) with a leading run axis, performing the same
+arithmetic in the same order where it matters, so that the fast path draws the same noise
+and takes the same greedy actions as ``nsrl.run`` for the same seeds (tested).
+
+Shapes: ``V[r, s]`` values, ``acts[r, s]`` deterministic policies, ``T[r, s, a]`` policy
+tables, ``Ppi[r, s, s']`` transition matrices of stationary policies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from scipy.linalg import lapack
+
+from nsrl.batched.linalg import krylov
+from nsrl.batched.linalg.krylov import row_dot
+from nsrl.exact import backend
+
+
+@njit(cache=True)
+def _q_values(R, nxt, probs, gamma, V):  # pragma: no cover - compiled
+    """Q[r, s, a] = R[s, a] + gamma sum_j probs[s, a, j] V[r, nxt[s, a, j]]."""
+    n_runs, n = V.shape
+    n_actions = nxt.shape[1]
+    Q = np.empty((n_runs, n, n_actions))
+    for r in range(n_runs):
+        v = V[r]
+        for s in range(n):
+            for a in range(n_actions):
+                Q[r, s, a] = R[s, a] + gamma * row_dot(nxt, probs, s, a, v)
+    return Q
+
+
+@njit(cache=True)
+def _greedy(R, nxt, probs, gamma, V):  # pragma: no cover - compiled
+    """argmax_a of :func:`_q_values` (the first maximum, as numpy.argmax), without Q."""
+    n_runs, n = V.shape
+    n_actions = nxt.shape[1]
+    acts = np.empty((n_runs, n), dtype=np.int64)
+    for r in range(n_runs):
+        v = V[r]
+        for s in range(n):
+            best, arg = -np.inf, 0
+            for a in range(n_actions):
+                q = R[s, a] + gamma * row_dot(nxt, probs, s, a, v)
+                if q > best:
+                    best, arg = q, a
+            acts[r, s] = arg
+    return acts
+
+
+@njit(cache=True)
+def _apply_policies(R, nxt, probs, gamma, acts, V):  # pragma: no cover - compiled
+    """(T_pi V)[r, s] = R[s, pi(s)] + gamma sum_j p_j V[r, next_j] for deterministic pi."""
+    n_runs, n = V.shape
+    out = np.empty((n_runs, n))
+    for r in range(n_runs):
+        v = V[r]
+        for s in range(n):
+            a = acts[r, s]
+            out[r, s] = R[s, a] + gamma * row_dot(nxt, probs, s, a, v)
+    return out
+
+
+@njit(cache=True)
+def _propagate(nxt, probs, gamma, acts, M, out):  # pragma: no cover - compiled
+    """out[r] = gamma P_{acts[r]} M[r] with sparse successors (nsrl.exact._propagate)."""
+    n_runs, n = acts.shape
+    width = nxt.shape[2]
+    for r in range(n_runs):
+        for s in range(n):
+            a = acts[r, s]
+            row = out[r, s]
+            row[:] = 0.0
+            for j in range(width):
+                p = probs[s, a, j]
+                if p != 0.0:
+                    src = M[r, nxt[s, a, j]]
+                    for t in range(M.shape[2]):
+                        row[t] += p * src[t]
+            for t in range(M.shape[2]):
+                row[t] *= gamma
+
+
+@njit(cache=True)
+def _mixed_systems(P, R, gamma, Asys, run_of, rpi, acts, owner, steps, A, b):  # pragma: no cover
+    """A[c] = (1 - a) Asys[run_of[c]] + a (I - gamma P_x), b[c] = (1 - a) r_pi + a r_x.
+
+    The systems of the mixtures (1 - a) pi_o + a pi'_o (CPI+'s candidates c, owner o, step a,
+    pi' = acts[o]); a == 1 is pi'_o itself (Mixture.step returns the greedy policy).
+    """
+    n = P.shape[0]
+    for c in range(owner.shape[0]):
+        o, a, q = owner[c], steps[c], run_of[c]
+        for s in range(n):
+            x = acts[o, s]
+            row = A[c, s]
+            if a == 1.0:
+                for t in range(n):
+                    row[t] = -gamma * P[s, x, t]
+                row[s] += 1.0
+                b[c, s] = R[s, x]
+            else:
+                for t in range(n):
+                    row[t] = (1.0 - a) * Asys[q, s, t] - a * gamma * P[s, x, t]
+                row[s] += a
+                b[c, s] = (1.0 - a) * rpi[o, s] + a * R[s, x]
+
+
+@njit(cache=True)
+def _mix_systems(A, nxt, probs, gamma, runs, acts, alpha):  # pragma: no cover - compiled
+    """A[runs[i]] <- (1 - a_i) A[runs[i]] + a_i (I - gamma P_{acts[i]}), in place, sparse.
+
+    a_i == 1 gives I - gamma P_{acts[i]} exactly (Mixture.step returns the new policy).
+    """
+    n = A.shape[1]
+    width = nxt.shape[2]
+    for i in range(runs.shape[0]):
+        r, a = runs[i], alpha[i]
+        M = A[r]
+        if a == 1.0:
+            M[:, :] = 0.0
+        else:
+            for s in range(n):
+                for t in range(n):
+                    M[s, t] *= 1.0 - a
+        for s in range(n):
+            M[s, s] += a
+            x = acts[i, s]
+            for j in range(width):
+                p = probs[s, x, j]
+                if p != 0.0:
+                    M[s, nxt[s, x, j]] -= a * gamma * p
+
+
+# Mixed-precision refinement (Batch.solve_factored): values to a relative residual of 1e-12
+# (errors <= 1e-12 ||r|| / (1 - gamma)), occupancies to 1e-12 (they set CPI's step).
+REFINE_RTOL = 1e-12
+OCCUPANCY_RTOL = 1e-12
+MAX_REFINE = 6
+MIXED_MIN_STATES = 150  # measured: single-precision LU + refinement pays from n_S = 100
+
+# Deterministic policies are evaluated by GMRES from this branching on (measured at n_S = 200:
+# ~40 Krylov steps at b = 10 beat one LU; ~80 at b = 2 do not).
+GMRES_MIN_BRANCHING = 5
+# API(alpha)'s mixtures too, from this many states on (measured, b = 10: ~30 Krylov steps from
+# the previous value take 0.55-0.8 of an LU's time at n_S = 200, 1.3-2.5 times it at 50-100).
+GMRES_MIN_STATES = 150
+
+
+class Batch:
+    """The per-MDP constants of the fast path and its batched operations.
+
+    Args:
+        mdp: the FiniteMDP (with features: the paper's projected operator needs Phi).
+        noise: amplitude iota of the uniform noise (ProjectedGreedy's ``noise``).
+        relative: relative noise ``v (1 + u)`` (default) or absolute ``v + u``.
+    """
+
+    def __init__(self, mdp, noise: float = 0.1, relative: bool = True):
+        if mdp.features is None:
+            raise ValueError("the fast path runs the projected operator: the MDP needs features.")
+        self.mdp, self.noise, self.relative = mdp, float(noise), bool(relative)
+        self.n, self.gamma = mdp.n_states, mdp.gamma
+        self.nxt, self.probs = mdp.successors
+        self.R = np.ascontiguousarray(mdp.R, dtype=np.float64)
+        # precision of the LU factors (:meth:`factor`), and of systems kept only to be factored
+        self.lu_dtype = np.float32 if self.n >= MIXED_MIN_STATES else np.float64
+        self.phi = mdp.features
+        self.states = np.arange(self.n)
+        self.v_star = backend(mdp).optimal_value()
+        self.mu = np.full(self.n, 1.0 / self.n)
+        self.eye = np.eye(self.n)
+        w = np.sqrt(mdp.start)
+        self.w_nu = w
+        # Pi_{Phi,nu} is the same for every run: theta = pinv(sqrt(nu) Phi) sqrt(nu) v.
+        self.pinv_nu = np.linalg.pinv(w[:, None] * self.phi)
+
+    def draws(self, rngs, n_iterations: int) -> np.ndarray:
+        """Each run's noise u[r, k, s] in the order ProjectedGreedy.perturb draws it."""
+        if self.noise == 0.0:
+            return np.zeros((len(rngs), n_iterations, self.n))
+        return np.stack(
+            [rng.uniform(-self.noise, self.noise, size=(n_iterations, self.n)) for rng in rngs]
+        )
+
+    def perturb(self, V: np.ndarray, U: np.ndarray) -> np.ndarray:
+        """v + u(iota) for every run (ProjectedGreedy.perturb)."""
+        return V * (1.0 + U) if self.relative else V + U
+
+    def q(self, V: np.ndarray) -> np.ndarray:
+        """Q[r, s, a] = R[s, a] + gamma sum_j p_j V[r, next_j] (nsrl.exact.q_values)."""
+        return _q_values(self.R, self.nxt, self.probs, self.gamma, np.ascontiguousarray(V))
+
+    def project_nu(self, V: np.ndarray) -> np.ndarray:
+        """Pi_{Phi,nu} V for every run."""
+        return ((V * self.w_nu) @ self.pinv_nu.T) @ self.phi.T
+
+    def project(self, V: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """Pi_{Phi,rho[r]} V[r]: rho-weighted least squares, batched.
+
+        By the normal equations (Phi^T D Phi) theta = Phi^T D v, one BLAS product per run
+        (d_{pi,nu} >= (1 - gamma) nu > 0, so the Gram matrix is positive definite; its
+        conditioning, cond(sqrt(D) Phi)^2, stays far from the rounding limit on Garnet
+        features); the QR path (minimum-norm lstsq on rank deficiency) is the fallback.
+        """
+        try:
+            gram = np.matmul(self.phi.T, rho[:, :, None] * self.phi)
+            theta = np.linalg.solve(gram, ((rho * V) @ self.phi)[..., None])[..., 0]
+            if np.all(np.isfinite(theta)) and np.all(rho > 0):
+                return theta @ self.phi.T
+        except np.linalg.LinAlgError:
+            pass
+        w = np.sqrt(rho)
+        X = w[:, :, None] * self.phi
+        Q, Rt = np.linalg.qr(X)
+        diag = np.abs(np.diagonal(Rt, axis1=1, axis2=2))
+        if np.all(diag > 1e-10 * diag.max(axis=1, keepdims=True)):
+            theta = np.linalg.solve(Rt, np.einsum("rsp,rs->rp", Q, w * V)[..., None])[..., 0]
+        else:  # rank-deficient weights: minimum-norm solution, as lstsq in the reference
+            pairs = zip(X, w * V, strict=True)
+            theta = np.stack([np.linalg.lstsq(x, y, rcond=None)[0] for x, y in pairs])
+        return theta @ self.phi.T
+
+    def greedy_nu(self, V: np.ndarray, U: np.ndarray) -> np.ndarray:
+        """The paper's greedy step under nu: argmax_a Q(Pi_{Phi,nu}(V + u))."""
+        W = np.ascontiguousarray(self.project_nu(self.perturb(V, U)))
+        return _greedy(self.R, self.nxt, self.probs, self.gamma, W)
+
+    def apply(self, acts: np.ndarray, V: np.ndarray) -> np.ndarray:
+        """T_pi V for deterministic policies (nsrl.exact._apply)."""
+        return _apply_policies(self.R, self.nxt, self.probs, self.gamma,
+                               np.ascontiguousarray(acts), np.ascontiguousarray(V))
+
+    def rows(self, acts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(P_pi, r_pi) of deterministic policies, rows gathered from P and R."""
+        return self.mdp.P[self.states, acts], self.mdp.R[self.states, acts]
+
+    def evaluate(self, Ppi: np.ndarray, rpi: np.ndarray) -> np.ndarray:
+        """v = (I - gamma P_pi)^{-1} r_pi, one batched LU solve."""
+        return np.linalg.solve(self.eye - self.gamma * Ppi, rpi[..., None])[..., 0]
+
+    def policy_values(self, acts: np.ndarray, x0=None) -> np.ndarray:
+        """v_pi of deterministic policies, by the cheapest exact method for the MDP.
+
+        b = 1: the successor map's cycles (:func:`krylov.functional_values`, O(n));
+        b >= GMRES_MIN_BRANCHING: certified GMRES from ``x0`` (P_pi mixes fast);
+        otherwise one batched LU.
+        """
+        width = self.nxt.shape[2]
+        if width == 1:
+            c = self.mdp.R[self.states, acts]
+            return krylov.functional_values(self.nxt, acts[:, None, :], c, self.gamma)
+        if width >= GMRES_MIN_BRANCHING:
+            start = self.mdp.R[self.states, acts] if x0 is None else x0
+            return self.loop_krylov(acts[:, None, :], start)
+        A = self.systems(acts)
+        return np.linalg.solve(A, self.mdp.R[self.states, acts][..., None])[..., 0]
+
+    def systems(self, acts: np.ndarray, dtype=np.float64) -> np.ndarray:
+        """A[r] = I - gamma P_{acts[r]} for deterministic policies (built sparsely).
+
+        ``dtype=Batch.lu_dtype`` for a running system that only feeds :meth:`factor`.
+        """
+        A = np.empty((len(acts), self.n, self.n), dtype=dtype)
+        self.mix(A, np.arange(len(acts)), acts, np.ones(len(acts)))
+        return A
+
+    def mix(self, A: np.ndarray, runs: np.ndarray, acts: np.ndarray, alpha) -> None:
+        """A[runs] <- (1 - alpha) A[runs] + alpha (I - gamma P_acts), in place."""
+        _mix_systems(A, self.nxt, self.probs, self.gamma, np.asarray(runs, dtype=np.int64),
+                     acts, np.broadcast_to(np.asarray(alpha, dtype=np.float64), (len(runs),)))
+
+    def table_systems(self, T: np.ndarray) -> np.ndarray:
+        """I - gamma P_T for tables T[r, s, a], dense (the direct fallbacks of the solvers)."""
+        return self.eye - self.gamma * np.einsum("rsa,sat->rst", T, self.mdp.P)
+
+    def table_values(self, T: np.ndarray, rhs: np.ndarray, x0: np.ndarray) -> np.ndarray:
+        """x[r] = (I - gamma P_{T[r]})^{-1} rhs[r]: certified GMRES from ``x0``.
+
+        Runs that do not certify within the iteration budget are solved directly.
+        """
+        x, ok, _ = krylov.table_values(self.nxt, self.probs, self.gamma, T, rhs, x0)
+        if not ok.all():
+            x[~ok] = self.solve_tables(T[~ok], rhs[~ok])
+        return x
+
+    def solve_tables(self, T: np.ndarray, rhs: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """x[r] = (I - gamma P_{T[r]})^{-1} rhs[r] (or the transposed system), by dense LU.
+
+        The direct fallback of the iterative solvers.
+        """
+        A = self.table_systems(T)
+        A = np.swapaxes(A, 1, 2) if transpose else A
+        return np.linalg.solve(A, rhs[..., None])[..., 0]
+
+    def evaluate_mixtures(self, Asys, runs, rpi, acts, owner, steps) -> np.ndarray:
+        """Values of the mixtures (1 - steps[c]) pi_{owner[c]} + steps[c] pi'_{owner[c]}.
+
+        ``Asys`` holds every run's I - gamma P_pi; ``runs[o]`` is the run of owner o (rpi
+        and acts are indexed by owner).
+        """
+        A = np.empty((owner.size, self.n, self.n))
+        rhs = np.empty((owner.size, self.n))
+        _mixed_systems(self.mdp.P, self.mdp.R, self.gamma, Asys, runs[owner], rpi, acts, owner,
+                       steps, A, rhs)
+        return np.linalg.solve(A, rhs[..., None])[..., 0]
+
+    def factor(self, A: np.ndarray, runs=None) -> list:
+        """Single-precision LU factors (LAPACK sgetrf) of the systems A[r], r in ``runs``.
+
+        Half the memory traffic and fewer flops than double precision; the solves are
+        refined back to double precision (:meth:`solve_factored`). Below MIXED_MIN_STATES
+        states the factors are double (call overheads dominate there): ``lu_dtype``. A[r] is
+        C-ordered, so A[r].T is Fortran-ordered: LAPACK factors A^T and solves with the
+        transposed flag.
+        """
+        runs = range(len(A)) if runs is None else runs
+        getrf = lapack.sgetrf if self.lu_dtype == np.float32 else lapack.dgetrf
+        return [getrf(A[r].T.astype(self.lu_dtype, copy=False))[:2] for r in runs]
+
+    def solve_factored(self, lus: list, T: np.ndarray, rhs: np.ndarray,
+                       transpose: bool = False, rtol: float = REFINE_RTOL,
+                       x0=None) -> np.ndarray:
+        """x[i] = A_i^{-1} rhs[i] (or A_i^{-T} rhs[i]), A_i = I - gamma P_{T[i]}, certified.
+
+        Mixed-precision iterative refinement (Wilkinson; Higham, *Accuracy and Stability of
+        Numerical Algorithms*, ch. 12): the single-precision LU solves for the correction of
+        the double-precision residual (sparse, through the table T[i]) until
+        ||rhs - A x|| <= rtol ||rhs|| (each sweep gains ~ cond(A) eps_32 ~ 1e-5). Runs that
+        do not certify within MAX_REFINE sweeps are solved in double precision. With
+        single-precision factors, a close guess ``x0`` (the previous iteration's solution)
+        is refined instead of solving from scratch: one sweep fewer (measured).
+        """
+        trans = int(not transpose)
+
+        def correction(i, y):
+            lu, piv = lus[i]
+            if lu.dtype == np.float64:
+                return lapack.dgetrs(lu, piv, y, trans=trans)[0]
+            return lapack.sgetrs(lu, piv, y.astype(np.float32), trans=trans)[0]
+
+        if x0 is not None and lus and lus[0][0].dtype == np.float32:
+            x = np.array(x0, dtype=np.float64)
+        else:
+            x = np.stack([correction(i, y) for i, y in enumerate(rhs)]).astype(np.float64)
+        tol = rtol * np.linalg.norm(rhs, axis=1)
+        for _ in range(MAX_REFINE):
+            res = rhs - (x - self.gamma * krylov.table_mv(self.nxt, self.probs, T, x, transpose))
+            left = np.flatnonzero(np.linalg.norm(res, axis=1) > tol)
+            if not left.size:
+                return x
+            for i in left:
+                x[i] += correction(i, res[i])
+        x[left] = self.solve_tables(T[left], rhs[left], transpose)
+        return x
+
+    def occupancy_factored(self, lus: list, T: np.ndarray, x0=None) -> np.ndarray:
+        """:meth:`occupancy` from the runs' LU factors (no new factorisation).
+
+        ``x0``: a guess to refine from (:meth:`solve_factored`).
+        """
+        nu = np.broadcast_to((1.0 - self.gamma) * self.mdp.start, (len(lus), self.n))
+        d = self.solve_factored(lus, T, nu, transpose=True, rtol=OCCUPANCY_RTOL, x0=x0)
+        d = np.clip(d, 0.0, None)
+        return d / d.sum(axis=1, keepdims=True)
+
+    def propagate(self, acts: np.ndarray, M: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """out = gamma P_pi M for deterministic policies (compiled, sparse successors)."""
+        _propagate(self.nxt, self.probs, self.gamma, acts, M, out)
+        return out
+
+    def loop_value(self, window: np.ndarray) -> np.ndarray:
+        """Value of the loops (window[r, 0], ..., window[r, m-1])^inf (window[r, 0] first).
+
+        As nsrl.exact: c = T_{pi_1}...T_{pi_m} 0, M = gamma^m P_{pi_1}...P_{pi_m}, then
+        v = (I - M)^{-1} c.
+        """
+        n_runs, m, n = window.shape
+        c = np.zeros((n_runs, n))
+        M = np.broadcast_to(self.eye, (n_runs, n, n)).copy()
+        buf = np.empty_like(M)
+        for i in range(m - 1, -1, -1):
+            c = self.apply(window[:, i], c)
+            self.propagate(window[:, i], M, buf)
+            M, buf = buf, M
+        return self.solve_loop(M, c)
+
+    def loop_krylov(self, window: np.ndarray, x0: np.ndarray, c=None) -> np.ndarray:
+        """:meth:`loop_value` by certified GMRES from ``x0`` (:mod:`nsrl.batched.linalg.krylov`).
+
+        No dense matrix is formed: (I - M) x costs m sparse products. Without ``c`` (the
+        loop's T_{pi_1}...T_{pi_m} 0) the loop's fixed point is solved for directly
+        (:func:`krylov.loop_fixed_points`: c is never formed). Runs whose solve does not
+        certify are solved directly. On b = 1 MDPs the loop is a map: solved exactly by
+        :func:`krylov.functional_values` instead.
+        """
+        window = np.ascontiguousarray(window)
+        if self.nxt.shape[2] == 1:  # b = 1: the loop is a map, solved exactly in O(m n)
+            if c is None:
+                c = krylov.loop_rhs(self.nxt, self.probs, self.mdp.R, self.gamma, window)
+            return krylov.functional_values(self.nxt, window, c, self.gamma ** window.shape[1])
+        if c is None:
+            x, ok, _ = krylov.loop_fixed_points(self.nxt, self.probs, self.R, self.gamma,
+                                                window, x0)
+        else:
+            x, ok, _ = krylov.loop_values(self.nxt, self.probs, window,
+                                          self.gamma ** window.shape[1], c, x0)
+        if not ok.all():
+            x[~ok] = self.loop_value(window[~ok])
+        return x
+
+    def solve_loop(self, M: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """v = (I - M)^{-1} c for every run."""
+        return np.linalg.solve(self.eye - M, c[..., None])[..., 0]
+
+    def loss(self, V: np.ndarray) -> np.ndarray:
+        """mu (v* - v) with mu uniform, for every run."""
+        return (self.v_star - V) @ self.mu

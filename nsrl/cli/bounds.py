@@ -1,0 +1,66 @@
+"""``nsrl bounds``: print the concentrability constants of Definition 1 for one MDP.
+
+    nsrl bounds (--garnet S,A,B [--mdp-seed N] [--gamma G] | --mdp FILE) [--m M] [--tol T]
+                [--json]
+
+mu is uniform and nu is the MDP's start distribution (uniform for a Garnet). In ``--json``
+output an infinite constant is the string ``"inf"`` (JSON has no infinity).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from nsrl.cli.common import UsageError, add_problem_arguments, load_problem
+
+_SHOWN = 10  # coefficients c(i) printed in text mode
+
+
+def _number(x: float):
+    return "inf" if np.isinf(x) else float(x)
+
+
+def _cmd_bounds(args) -> int:
+    from nsrl.theory.concentrability import concentrability
+
+    if args.m < 1:
+        raise UsageError(f"--m should be a positive int, got {args.m}; e.g. --m 5.")
+    if not args.tol > 0:
+        raise UsageError(f"--tol should be > 0, got {args.tol}; e.g. --tol 1e-4.")
+    mdp = load_problem(args)
+    conc = concentrability(mdp, m=(args.m,), tol=args.tol)
+    constants = conc.summary(args.m)
+    if args.json:
+        print(json.dumps({
+            "mdp": repr(mdp),
+            "gamma": mdp.gamma,
+            "m": args.m,
+            "tol": args.tol,
+            "n_terms": conc.n_terms,
+            "converged": conc.converged,
+            "constants": {k: _number(v) for k, v in constants.items()},
+            "c": [_number(x) for x in conc.c],
+            "c_pi_star": [_number(x) for x in conc.c_pi_star],
+            "c_tail": _number(conc.c_tail),
+        }))
+        return 0
+    status = "within" if conc.converged else "NOT within"
+    print(f"Concentrability of {mdp!r}: mu uniform, nu = start distribution, m = {args.m}")
+    print(f"  {conc.n_terms} terms, every constant {status} {args.tol:g} (an upper bound)")
+    for name, value in constants.items():
+        print(f"  {name:<12} {value:12.4f}")
+    shown = ", ".join(f"{x:.3g}" for x in conc.c[:_SHOWN])
+    print(f"  c(0..{min(_SHOWN, conc.n_terms) - 1}): {shown}; c(i) <= {conc.c_tail:.4g} after")
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    """Register ``nsrl bounds``."""
+    p = subparsers.add_parser("bounds", help="concentrability constants (Definition 1, Figure 2)")
+    add_problem_arguments(p)
+    p.add_argument("--m", type=int, default=5, help="period m of C(1,m), C(2,m,k) (default 5)")
+    p.add_argument("--tol", type=float, default=1e-4, help="accuracy of the constants (1e-4)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_cmd_bounds)

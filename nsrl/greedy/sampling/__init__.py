@@ -1,0 +1,84 @@
+"""Rollouts and d_{pi,nu} sampling through a Gymnasium (vector) environment.
+
+Two samplers give the same draws in distribution:
+
+* :class:`ModelSampler`, the fast path, for an env with a batched generative model
+  ``env.sample(states, actions, rng)`` and its finite model ``env.mdp`` (the native
+  ``nsrl.envs.FiniteMDPVectorEnv``): policies are tabulated on the model once per call, and
+  all rollouts of a greedy step (states x actions x K) advance together, one vectorised step
+  per time step;
+* :class:`EnvSampler`, the generic path, for any single Gymnasium env whose
+  ``reset(options={"state": s})`` puts it in state ``s``: one rollout at a time through
+  ``reset``/``step``, the policy acting on the env's observations.
+
+Rollouts (Lagoudakis & Parr 2003) estimate ``Q_pi(s, a) = R(s, a) + gamma P v_pi``: take
+``a`` in ``s``, then follow ``pi`` from its phase 0. Every policy kind is followed: a
+mixture draws a component (here: an action from its table) at every step; a finite sequence
+sigma stops after its last policy, and for a state-reward MDP one more transition collects
+the terminal value ``v_empty = r(s_end)`` (as the exact backend's ``v_empty = r``); a
+periodic loop cycles through its policies. The horizon is either fixed (``H`` rewards,
+discounted: bias at most ``gamma^H V_max``) or geometric (continue each step with
+probability gamma, rewards undiscounted: an unbiased estimate of Q).
+
+States from ``d_{pi,nu}`` are drawn as Kakade & Langford (2002) do (paper, footnote on
+API(alpha)): start from nu (the env's reset distribution), follow pi, stop at each step with
+probability ``1 - gamma``. Every transition drawn is counted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nsrl.greedy.base import Nu, Occupancy
+from nsrl.greedy.sampling.common import Plan, Transitions, rollout_lengths
+from nsrl.greedy.sampling.env import EnvSampler
+from nsrl.greedy.sampling.model import ModelSampler
+from nsrl.policies import stationary_table
+
+__all__ = ["EnvSampler", "ModelSampler", "Plan", "Transitions", "action_probs", "make_sampler",
+           "rollout_lengths", "sample_states"]
+
+
+def make_sampler(env, gamma: float | None = None):
+    """The fast sampler when ``env`` has ``sample`` and ``mdp``, else the generic one."""
+    if hasattr(env, "sample") and hasattr(env, "mdp"):
+        return ModelSampler(env)
+    if hasattr(env, "num_envs"):
+        raise TypeError(
+            f"{type(env).__name__} is a vector env without a batched generative model "
+            f"(sample(states, actions, rng)); pass a single env with reset-to-state, or "
+            f"nsrl.envs.FiniteMDPVectorEnv."
+        )
+    if not hasattr(env, "reset") or not hasattr(getattr(env, "action_space", None), "n"):
+        raise TypeError(
+            f"expected a Gymnasium env with a Discrete action space, got {type(env).__name__}."
+        )
+    mdp = getattr(env.unwrapped, "mdp", None)
+    gamma = gamma if gamma is not None else getattr(mdp, "gamma", None)
+    if gamma is None:
+        raise ValueError(f"{type(env).__name__} has no model: pass gamma=... (e.g. 0.99).")
+    return EnvSampler(env, gamma, state_reward=getattr(mdp, "state_reward", False))
+
+
+def sample_states(sampler, rho, n: int, rng) -> tuple[np.ndarray, int]:
+    """``n`` states from ``rho`` (Nu() or Occupancy(pi)) and the transitions drawn."""
+    if isinstance(rho, Nu):
+        return sampler.start(n, rng), 0
+    if isinstance(rho, Occupancy):
+        return sampler.occupancy_states(rho.policy, n, rng)
+    raise TypeError(f"rho should be Nu() or Occupancy(policy) for sampling, got {rho!r}.")
+
+
+def action_probs(sampler, policy, states, obs, rng) -> np.ndarray:
+    """pi(a | s) of a stationary policy, shape (n, n_actions).
+
+    On a model it is the policy's table; otherwise each mixture component acts on the
+    observations (a stochastic policy that is not a mixture contributes one drawn action,
+    an unbiased estimate).
+    """
+    if sampler.mdp is not None and np.all(np.asarray(states) >= 0):
+        return stationary_table(policy, sampler.mdp)[np.asarray(states, dtype=np.int64)]
+    probs = np.zeros((len(obs), sampler.n_actions))
+    for w, pi in getattr(policy, "components", [(1.0, policy)]):
+        probs[np.arange(len(obs)), pi.act(obs, 0, rng)] += w
+    return probs
