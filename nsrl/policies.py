@@ -137,15 +137,6 @@ class Mixture:
         self.components = tuple(flat)
         self.weights = weights
 
-    @classmethod
-    def step(cls, pi, new, alpha: float) -> Mixture | object:
-        """The conservative update (1 - alpha) pi + alpha new (paper eqs. cpi and apialpha)."""
-        if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha should be in [0, 1], got {alpha}.")
-        if alpha == 1.0:
-            return new
-        return cls([(1.0 - alpha, pi), (alpha, new)])
-
     @property
     def memory(self) -> int:
         """Number of stored deterministic policies."""

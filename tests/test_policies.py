@@ -2,13 +2,14 @@ import numpy as np
 import pytest
 
 import nsrl
+from nsrl.schemes.api import fold_in
 
 
 def test_mixture_flattens_and_counts_memory():
     a, b = nsrl.Deterministic([0, 1]), nsrl.Deterministic([1, 1])
-    mix = nsrl.Mixture.step(nsrl.Mixture.step(a, b, 0.5), a, 0.5)
+    mix = fold_in(fold_in(a, b, 0.5), a, 0.5)
     assert mix.memory == 3 and np.isclose(mix.weights.sum(), 1)
-    assert nsrl.Mixture.step(a, b, 1.0) is b
+    assert fold_in(a, b, 1.0) is b
 
 
 def test_mixture_acts_with_component_frequencies():

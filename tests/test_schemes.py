@@ -3,6 +3,7 @@ import pytest
 
 import nsrl
 from nsrl.schemes import PAPER_SCHEMES
+from nsrl.schemes.api import fold_in
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +81,7 @@ def test_cpi_plus_steps_are_powers_of_two_of_cpi_step(garnet):
         best = op.value(scheme.pi)
         for i in range(12):
             a = min(1.0, base * 2**i)
-            assert op.value(nsrl.Mixture.step(pi, step.greedy.policy, a)) <= best + 1e-12
+            assert op.value(fold_in(pi, step.greedy.policy, a)) <= best + 1e-12
 
 
 def test_memory_per_scheme(garnet):

@@ -65,8 +65,7 @@ def scheme_learner(scheme_name: str, operator_name: str, iterations: int = 20, n
     gives one checkpoint at 0 samples. ``operator_args`` go to :func:`sample_operator`.
     """
     from nsrl.greedy import ExactGreedy, ProjectedGreedy
-    from nsrl.policies import Constant
-    from nsrl.schemes import make_scheme
+    from nsrl.schemes import make_scheme, run
 
     make_scheme(scheme_name)  # fail early on a bad name
     if operator_name not in SAMPLE_OPERATORS + MODEL_OPERATORS:
@@ -83,14 +82,9 @@ def scheme_learner(scheme_name: str, operator_name: str, iterations: int = 20, n
         else:
             op = sample_operator(operator_name, mdp, max(1, budget // iterations),
                                  **operator_args)
-        scheme.start(Constant(0))
-        out = []
-        for _ in range(iterations):
-            scheme.step(op, rng)
-            used = getattr(op, "samples_used", 0)
-            out.append((used, scheme.output))
-            if used >= budget:
-                break
+        hist = run(scheme, op, iterations, rng=rng, mdp=mdp, keep_outputs=True,
+                   max_samples=budget if hasattr(op, "samples_used") else None)
+        out = list(zip(hist.samples.tolist(), hist.outputs, strict=True))
         return out if hasattr(op, "samples_used") else out[-1:]
 
     learner.__name__ = f"{scheme_name}/{operator_name}"

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 from nsrl.greedy.base import Nu
 from nsrl.policies import Mixture
+from nsrl.schemes import rules
 from nsrl.schemes.base import Step
 
 
-def _check_alpha(alpha) -> float:
-    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha <= 1:
-        raise ValueError(f"alpha should be a float in (0, 1], got {alpha!r}; e.g. alpha=0.1.")
-    return float(alpha)
+def fold_in(pi, new, alpha: float):
+    """(1 - alpha) pi + alpha new, the update of API(alpha) and the CPI family.
+
+    A full step (:func:`nsrl.schemes.rules.replaces`) is ``new`` itself; otherwise a
+    :class:`~nsrl.policies.Mixture` that keeps every component (its memory grows by one,
+    :func:`nsrl.schemes.rules.memory_after`).
+    """
+    return new if rules.replaces(alpha) else Mixture([(1.0 - alpha, pi), (alpha, new)])
 
 
 class API:
@@ -50,11 +55,11 @@ class APIAlpha(API):
     """API(alpha): mix the greedy policy in with weight alpha (paper: alpha = 0.1)."""
 
     def __init__(self, alpha: float = 0.1):
-        self.alpha = _check_alpha(alpha)
+        self.alpha = rules.check_alpha(alpha)
         self.name = f"API({alpha:g})"
 
     def step(self, operator, rng) -> Step:
         """pi_{k+1} <- (1 - alpha) pi_k + alpha G(nu, v_{pi_k})."""
         g = operator.greedy(self.pi, Nu(), rng)
-        target, self.pi = self.pi, Mixture.step(self.pi, g.policy, self.alpha)
+        target, self.pi = self.pi, fold_in(self.pi, g.policy, self.alpha)
         return Step(target=target, rho=Nu(), greedy=g, alpha=self.alpha)

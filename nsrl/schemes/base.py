@@ -16,7 +16,8 @@ import numpy as np
 
 from nsrl.exact import backend, q_values
 from nsrl.greedy.base import Greedy, Nu, check_operator, rho_array
-from nsrl.policies import Constant, action_table
+from nsrl.policies import action_table
+from nsrl.schemes import rules
 
 
 @dataclass
@@ -85,6 +86,7 @@ def run(
     measure_errors: bool = False,
     keep_outputs: bool = False,
     progress: bool = False,
+    max_samples: int | None = None,
 ) -> History:
     """Run ``scheme`` with ``operator`` for ``n_iterations`` and record its history.
 
@@ -99,6 +101,8 @@ def run(
         measure_errors: also record the greedy errors (needs the model).
         keep_outputs: keep every output policy in ``History.outputs``.
         progress: show a tqdm progress bar.
+        max_samples: stop after the iteration at which the operator's transitions reach this
+            many (a sample budget); the History then holds only the iterations run.
 
     Examples:
         >>> import numpy as np, nsrl
@@ -110,10 +114,13 @@ def run(
     check_operator(operator)
     if not isinstance(n_iterations, (int, np.integer)) or n_iterations < 1:
         raise ValueError(f"n_iterations should be a positive int, got {n_iterations!r}.")
+    if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(
+            max_samples, (int, np.integer)) or max_samples < 1):
+        raise ValueError(f"max_samples should be a positive int or None, got {max_samples!r}.")
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng should be a numpy Generator, got {type(rng).__name__}.")
     mdp = getattr(operator, "mdp", None) if mdp is None else mdp
-    scheme.start(Constant(0) if pi0 is None else pi0)
+    scheme.start(rules.start_policy() if pi0 is None else pi0)
     nan = np.full(n_iterations, np.nan)
     hist = History(
         losses=nan.copy(),
@@ -144,5 +151,9 @@ def run(
                 hist.errors[k] = greedy_error(mdp, step)
         if keep_outputs:
             hist.outputs.append(out)
+        if max_samples is not None and total >= max_samples:
+            for name in ("losses", "memory", "steps", "samples", "errors"):
+                setattr(hist, name, getattr(hist, name)[:k + 1])
+            break
     hist.output = scheme.output
     return hist

@@ -17,20 +17,17 @@ estimate is within epsilon / 3 of the true advantage, and it satisfies the paper
 of iterations), so runs are capped by their iteration count.
 
 **CPI+** chooses the step by a line search over ``min(2^i alpha, 1)``, i = 0, 1, ..., where
-alpha is CPI's step, keeping the candidate with the best estimate of ``nu v``
+alpha is CPI's step, keeping by default the candidate with the best estimate of ``nu v``
 (``operator.value``); it shares CPI's stopping rule. **CPI(alpha)** uses a fixed step and
-never stops.
+never stops. The step, the stopping test, the candidates and the choice among them are
+:mod:`nsrl.schemes.rules`, which the batched engine (:mod:`nsrl.batched.cpi`) calls too.
 """
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from nsrl.greedy.base import Occupancy
-from nsrl.policies import Mixture
-from nsrl.schemes.api import _check_alpha
+from nsrl.schemes import rules
+from nsrl.schemes.api import fold_in
 from nsrl.schemes.base import Step
 
 
@@ -53,31 +50,28 @@ class CPI:
     name = "CPI"
 
     def __init__(self, epsilon: float | None = None, r_max: float | None = None):
-        for label, x in (("epsilon", epsilon), ("r_max", r_max)):
-            if x is not None and not (isinstance(x, (int, float)) and x > 0):
-                raise ValueError(f"{label} should be a positive float or None, got {x!r}.")
-        self.epsilon, self.r_max = epsilon, r_max
+        self.epsilon = rules.check_epsilon(epsilon)
+        if r_max is not None and not (isinstance(r_max, (int, float)) and r_max > 0):
+            raise ValueError(f"r_max should be a positive float or None, got {r_max!r}.")
+        self.r_max = r_max
 
     def start(self, pi0) -> None:
         """Set pi_0."""
         self.pi, self.stopped = pi0, False
 
-    def _constants(self, operator) -> tuple[float, float, float]:
+    def constants(self, operator) -> tuple[float, float, float]:
+        """(gamma, R, epsilon) of the step rule for this operator's problem."""
         mdp = getattr(operator, "mdp", None)
         gamma = getattr(mdp, "gamma", None) or getattr(operator, "gamma", None)
         if gamma is None:
             raise ValueError("CPI needs gamma: the operator should expose .mdp or .gamma.")
-        r_max = self.r_max or (mdp.r_max if mdp is not None else 1.0) or 1.0
-        epsilon = self.epsilon or 1e-3 * r_max
-        return float(gamma), float(r_max), float(epsilon)
+        r_max, epsilon = rules.cpi_constants(getattr(mdp, "r_max", None), self.r_max,
+                                             self.epsilon)
+        return float(gamma), r_max, epsilon
 
-    def kakade_step(self, advantage: float, operator) -> float | None:
-        """CPI's step for an estimated advantage (value units), or None when CPI stops."""
-        gamma, r_max, epsilon = self._constants(operator)
-        a = (1.0 - gamma) * advantage
-        if not a >= 2.0 * epsilon / 3.0:  # also stops on NaN
-            return None
-        return min(1.0, (1.0 - gamma) * (a - epsilon / 3.0) / (4.0 * r_max))
+    def kakade_step(self, advantage: float, operator) -> float:
+        """CPI's step for an estimated advantage (value units); 0 when CPI stops."""
+        return rules.cpi_step(advantage, *self.constants(operator))
 
     def choose_step(self, alpha: float, new, operator, rng) -> float:
         """The step actually taken (CPI: the Kakade-Langford step itself)."""
@@ -90,11 +84,11 @@ class CPI:
         rho = Occupancy(self.pi)
         g = operator.greedy(self.pi, rho, rng)
         alpha = self.kakade_step(g.advantage, operator)
-        if alpha is None:
+        if alpha == 0.0:
             self.stopped = True
             return Step(target=self.pi, rho=rho, greedy=g, alpha=0.0, stopped=True)
         alpha = self.choose_step(alpha, g.policy, operator, rng)
-        target, self.pi = self.pi, Mixture.step(self.pi, g.policy, alpha)
+        target, self.pi = self.pi, fold_in(self.pi, g.policy, alpha)
         return Step(target=target, rho=rho, greedy=g, alpha=alpha)
 
     @property
@@ -104,16 +98,31 @@ class CPI:
 
 
 class CPIPlus(CPI):
-    """CPI+: CPI whose step is the best of min(2^i alpha_CPI, 1) by estimated nu-value."""
+    """CPI+: CPI whose step is chosen among min(2^i alpha_CPI, 1) by estimated nu-value.
+
+    Args:
+        epsilon, r_max: as :class:`CPI`.
+        line_search: how the step is picked among the candidates (``rules.LINE_SEARCH_RULES``):
+            ``"best"`` (default: the best estimated nu-value, the smaller step on ties),
+            ``"largest-improving"`` or ``"doubling"``.
+    """
 
     name = "CPI+"
 
+    def __init__(self, epsilon: float | None = None, r_max: float | None = None,
+                 line_search: str = "best"):
+        super().__init__(epsilon, r_max)
+        self.line_search = rules.check_rule(line_search)
+
     def choose_step(self, alpha: float, new, operator, rng) -> float:
-        """Line search over {min(2^i alpha, 1)}; ties keep the smaller step."""
-        n = max(0, math.ceil(math.log2(1.0 / alpha))) if alpha < 1.0 else 0
-        candidates = [min(1.0, alpha * 2.0**i) for i in range(n + 1)]
-        values = [operator.value(Mixture.step(self.pi, new, a), rng) for a in candidates]
-        return candidates[int(np.argmax(values))]
+        """The step of the candidates min(2^i alpha, 1) that ``line_search`` picks."""
+        _, steps = rules.line_search_steps([alpha])
+        scores = [operator.value(fold_in(self.pi, new, a), rng) for a in steps]
+        baseline = None
+        if self.line_search == "largest-improving":
+            baseline = [operator.value(self.pi, rng)] * len(steps)
+        chosen = rules.choose_steps([0] * len(steps), scores, self.line_search, baseline)
+        return float(steps[int(chosen[0])])
 
 
 class CPIAlpha(CPI):
@@ -121,12 +130,12 @@ class CPIAlpha(CPI):
 
     def __init__(self, alpha: float = 0.1):
         super().__init__()
-        self.alpha = _check_alpha(alpha)
+        self.alpha = rules.check_alpha(alpha)
         self.name = f"CPI({alpha:g})"
 
     def step(self, operator, rng) -> Step:
         """pi_{k+1} <- (1 - alpha) pi_k + alpha G(d_{pi_k,nu}, v_{pi_k})."""
         rho = Occupancy(self.pi)
         g = operator.greedy(self.pi, rho, rng)
-        target, self.pi = self.pi, Mixture.step(self.pi, g.policy, self.alpha)
+        target, self.pi = self.pi, fold_in(self.pi, g.policy, self.alpha)
         return Step(target=target, rho=rho, greedy=g, alpha=self.alpha)

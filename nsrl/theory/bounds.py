@@ -163,11 +163,11 @@ def initial_gaps(mdp, pi0=None) -> dict[str, float]:
         ``{"D0": ||v* - v_pi0||, "D_empty": ||v* - v_empty||, "D_loop": max(v_empty - r_min /
         (1 - gamma))}``.
     """
-    from nsrl.policies import Constant
+    from nsrl.schemes import rules
 
     b = backend(check_mdp(mdp))
     v_star = b.optimal_value()
-    v0 = b.value(Constant(0) if pi0 is None else pi0)
+    v0 = b.value(rules.start_policy() if pi0 is None else pi0)
     v_empty = mdp.terminal_value
     return {
         "D0": float(np.max(v_star - v0)),

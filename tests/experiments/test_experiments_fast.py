@@ -1,31 +1,12 @@
-"""The fast path equals the reference nsrl.run, draw for draw, for every scheme."""
+"""The batched engines at their default thresholds equal the reference nsrl.run."""
 
 import numpy as np
 import pytest
+from test_batched_equality import registered_names
 
 import nsrl
 from nsrl.batched import simulate
-from nsrl.schemes import PAPER_SCHEMES, make_scheme
-
-SCHEMES = PAPER_SCHEMES + ("cpi", "api(0.5)", "cpi(1)", "nspi(1)")
-
-
-@pytest.fixture(scope="module", params=[(12, 3, 1), (15, 2, 3)], ids=["b1", "b3"])
-def mdp(request):
-    n, a, b = request.param
-    return nsrl.garnet(n, a, b, seed=11)
-
-
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_fast_path_matches_reference(mdp, scheme):
-    """Same seeds, same draws, same greedy actions: losses agree to 1e-8."""
-    n_runs, k = 3, 12
-    ref = [nsrl.run(make_scheme(scheme), nsrl.ProjectedGreedy(mdp), k,
-                    rng=np.random.default_rng(100 + i)) for i in range(n_runs)]
-    out = simulate(mdp, scheme, [np.random.default_rng(100 + i) for i in range(n_runs)], k)
-    np.testing.assert_allclose(out["loss"], [h.losses for h in ref], rtol=0, atol=1e-8)
-    np.testing.assert_array_equal(out["memory"], [h.memory for h in ref])
-    np.testing.assert_allclose(out["step"], [h.steps for h in ref], atol=1e-12)
+from nsrl.schemes import make_scheme
 
 
 def test_fast_path_absolute_noise_matches_reference():
@@ -68,7 +49,7 @@ def test_bad_input():
 
 
 @pytest.mark.parametrize("shape", [(40, 3, 1), (40, 2, 3), (40, 4, 10)])
-@pytest.mark.parametrize("scheme", ["cpi+", "cpi(0.1)", "api", "psdp", "nspi(4)"])
+@pytest.mark.parametrize("scheme", registered_names())
 def test_fast_path_matches_reference_on_larger_mdps(shape, scheme):
     """The Krylov, subspace and functional solves pick the reference's actions and steps."""
     mdp = nsrl.garnet(*shape, seed=21)
@@ -83,7 +64,8 @@ def test_fast_path_matches_reference_on_larger_mdps(shape, scheme):
 def test_subspace_values_are_within_their_certified_bounds(branching):
     """|v_a - subspace value| <= err for every candidate, even with a stale inverse."""
     from nsrl.batched.linalg.batch import Batch
-    from nsrl.batched.linalg.linesearch import System, candidates, subspace_values
+    from nsrl.batched.linalg.linesearch import System, subspace_values
+    from nsrl.schemes.rules import line_search_steps
 
     mdp = nsrl.garnet(30, 3, branching, seed=4)
     b = Batch(mdp)
@@ -95,7 +77,7 @@ def test_subspace_values_are_within_their_certified_bounds(branching):
     stale = np.linalg.inv(b.eye - b.gamma * np.einsum("sat,rsa->rst", mdp.P, 0.999 * table
                                                        + 0.001 / 3))
     acts = rng.integers(0, 3, size=(2, 30))
-    owner, steps = candidates(np.array([1e-4, 3e-3]))
+    owner, steps = line_search_steps(np.array([1e-4, 3e-3]))
     A = b.eye - b.gamma * Ppi
     op = System(b, table)
     values, err = subspace_values(b, stale, op, rpi, v, acts, owner, steps)
@@ -109,10 +91,10 @@ def test_subspace_values_are_within_their_certified_bounds(branching):
         assert err[steps == 1.0].min() > 1e-6
 
 
-@pytest.mark.parametrize("scheme", ["api", "api(0.1)", "cpi(0.1)"])
+@pytest.mark.parametrize("scheme", registered_names())
 def test_paths_for_larger_mdps_match_reference(scheme):
-    """n_S >= 150, b = 2: API's low-rank updates (woodbury) and the single-precision LU with
-    double-precision refinement of API(alpha)/CPI(alpha) give the reference's losses."""
+    """n_S = 150, b = 2, default thresholds: API's low-rank updates (woodbury) and the
+    single-precision LU refined to double precision give the reference's losses."""
     mdp = nsrl.garnet(150, 4, 2, seed=3)
     ref = [nsrl.run(make_scheme(scheme), nsrl.ProjectedGreedy(mdp), 12,
                     rng=np.random.default_rng(i)) for i in range(2)]

@@ -103,21 +103,19 @@ def test_functional_values_solve_deterministic_loops_exactly(m):
     np.testing.assert_allclose(x, b.loop_value(windows), rtol=0, atol=1e-9)
 
 
-def test_line_search_candidates_and_choice_follow_the_reference_rules():
-    """candidates() lists CPIPlus.choose_step's steps; choose() keeps the first best."""
-    import math
+def test_line_search_choice_flags_candidates_whose_intervals_overlap_the_best():
+    """choose() keeps rules' first best and marks what its bounds cannot rank."""
+    from nsrl.batched.linalg.linesearch import choose
+    from nsrl.schemes import rules
 
-    from nsrl.batched.linalg.linesearch import candidates, choose
-
-    alpha = np.array([0.3, 0.0, 1.0, 1e-3, 0.5, 0.25, 3e-7])
-    owner, steps = candidates(alpha)
-    for r, a in enumerate(alpha):
-        n = max(0, math.ceil(math.log2(1.0 / a))) if 0 < a < 1.0 else 0
-        want = [min(1.0, a * 2.0**i) for i in range(n + 1)] if a > 0 else []
-        assert steps[owner == r].tolist() == want
+    alpha = np.array([0.3, 0.0, 1.0, 1e-3])
+    owner, steps = rules.line_search_steps(alpha)
     score = np.zeros(owner.size)
     score[owner == 3] = -np.abs(np.log2(steps[owner == 3]) + 5)  # best at step 2^-5 > 1e-3
     score[owner == 0] = [1.0, 1.0, 0.0]  # a tie: the first (smaller step) wins
     best, uncertain = choose(owner, score, np.zeros(owner.size))
     assert steps[best].tolist()[:2] == [0.3, 1.0] and steps[best][2] == 0.032
     assert uncertain[owner == 0].tolist() == [True, True, False]  # tied: not certified apart
+    err = np.full(owner.size, 1e-3)
+    _, loose = choose(owner, score, err)
+    assert not loose[owner == 2].any()  # a run with one candidate is always settled

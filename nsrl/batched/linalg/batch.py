@@ -17,6 +17,7 @@ from scipy.linalg import lapack
 
 from nsrl.batched.linalg import krylov
 from nsrl.batched.linalg.krylov import row_dot
+from nsrl.batched.linalg.solvers import DEFAULT, Solvers
 from nsrl.exact import backend
 
 
@@ -90,7 +91,7 @@ def _mixed_systems(P, R, gamma, Asys, run_of, rpi, acts, owner, steps, A, b):  #
     """A[c] = (1 - a) Asys[run_of[c]] + a (I - gamma P_x), b[c] = (1 - a) r_pi + a r_x.
 
     The systems of the mixtures (1 - a) pi_o + a pi'_o (CPI+'s candidates c, owner o, step a,
-    pi' = acts[o]); a == 1 is pi'_o itself (Mixture.step returns the greedy policy).
+    pi' = acts[o]); a == 1 is pi'_o itself (rules.replaces).
     """
     n = P.shape[0]
     for c in range(owner.shape[0]):
@@ -114,7 +115,7 @@ def _mixed_systems(P, R, gamma, Asys, run_of, rpi, acts, owner, steps, A, b):  #
 def _mix_systems(A, nxt, probs, gamma, runs, acts, alpha):  # pragma: no cover - compiled
     """A[runs[i]] <- (1 - a_i) A[runs[i]] + a_i (I - gamma P_{acts[i]}), in place, sparse.
 
-    a_i == 1 gives I - gamma P_{acts[i]} exactly (Mixture.step returns the new policy).
+    a_i == 1 gives I - gamma P_{acts[i]} exactly (rules.replaces).
     """
     n = A.shape[1]
     width = nxt.shape[2]
@@ -141,14 +142,6 @@ def _mix_systems(A, nxt, probs, gamma, runs, acts, alpha):  # pragma: no cover -
 REFINE_RTOL = 1e-12
 OCCUPANCY_RTOL = 1e-12
 MAX_REFINE = 6
-MIXED_MIN_STATES = 150  # measured: single-precision LU + refinement pays from n_S = 100
-
-# Deterministic policies are evaluated by GMRES from this branching on (measured at n_S = 200:
-# ~40 Krylov steps at b = 10 beat one LU; ~80 at b = 2 do not).
-GMRES_MIN_BRANCHING = 5
-# API(alpha)'s mixtures too, from this many states on (measured, b = 10: ~30 Krylov steps from
-# the previous value take 0.55-0.8 of an LU's time at n_S = 200, 1.3-2.5 times it at 50-100).
-GMRES_MIN_STATES = 150
 
 
 class Batch:
@@ -158,17 +151,19 @@ class Batch:
         mdp: the FiniteMDP (with features: the paper's projected operator needs Phi).
         noise: amplitude iota of the uniform noise (ProjectedGreedy's ``noise``).
         relative: relative noise ``v (1 + u)`` (default) or absolute ``v + u``.
+        solvers: the solver thresholds (:class:`nsrl.batched.linalg.solvers.Solvers`).
     """
 
-    def __init__(self, mdp, noise: float = 0.1, relative: bool = True):
+    def __init__(self, mdp, noise: float = 0.1, relative: bool = True, solvers: Solvers = DEFAULT):
         if mdp.features is None:
             raise ValueError("the fast path runs the projected operator: the MDP needs features.")
         self.mdp, self.noise, self.relative = mdp, float(noise), bool(relative)
+        self.solvers = solvers
         self.n, self.gamma = mdp.n_states, mdp.gamma
         self.nxt, self.probs = mdp.successors
         self.R = np.ascontiguousarray(mdp.R, dtype=np.float64)
         # precision of the LU factors (:meth:`factor`), and of systems kept only to be factored
-        self.lu_dtype = np.float32 if self.n >= MIXED_MIN_STATES else np.float64
+        self.lu_dtype = np.float32 if self.n >= solvers.mixed_min_states else np.float64
         self.phi = mdp.features
         self.states = np.arange(self.n)
         self.v_star = backend(mdp).optimal_value()
@@ -247,14 +242,14 @@ class Batch:
         """v_pi of deterministic policies, by the cheapest exact method for the MDP.
 
         b = 1: the successor map's cycles (:func:`krylov.functional_values`, O(n));
-        b >= GMRES_MIN_BRANCHING: certified GMRES from ``x0`` (P_pi mixes fast);
+        b >= ``solvers.gmres_min_branching``: certified GMRES from ``x0`` (P_pi mixes fast);
         otherwise one batched LU.
         """
         width = self.nxt.shape[2]
         if width == 1:
             c = self.mdp.R[self.states, acts]
             return krylov.functional_values(self.nxt, acts[:, None, :], c, self.gamma)
-        if width >= GMRES_MIN_BRANCHING:
+        if width >= self.solvers.gmres_min_branching:
             start = self.mdp.R[self.states, acts] if x0 is None else x0
             return self.loop_krylov(acts[:, None, :], start)
         A = self.systems(acts)
@@ -313,10 +308,10 @@ class Batch:
         """Single-precision LU factors (LAPACK sgetrf) of the systems A[r], r in ``runs``.
 
         Half the memory traffic and fewer flops than double precision; the solves are
-        refined back to double precision (:meth:`solve_factored`). Below MIXED_MIN_STATES
-        states the factors are double (call overheads dominate there): ``lu_dtype``. A[r] is
-        C-ordered, so A[r].T is Fortran-ordered: LAPACK factors A^T and solves with the
-        transposed flag.
+        refined back to double precision (:meth:`solve_factored`). Below
+        ``solvers.mixed_min_states`` the factors are double (call overheads dominate there):
+        ``lu_dtype``. A[r] is C-ordered, so A[r].T is Fortran-ordered: LAPACK factors A^T and
+        solves with the transposed flag.
         """
         runs = range(len(A)) if runs is None else runs
         getrf = lapack.sgetrf if self.lu_dtype == np.float32 else lapack.dgetrf

@@ -27,6 +27,7 @@ from numba import njit
 from scipy.linalg import lapack
 
 from nsrl.batched.linalg import krylov
+from nsrl.schemes import rules
 
 BASIS = 8  # dimension J of the candidates' shared subspace
 FAR_BASIS = 6  # b = 1: extra Krylov vectors around the step a = 1
@@ -65,23 +66,6 @@ def invert(A: np.ndarray) -> np.ndarray:
             raise np.linalg.LinAlgError(f"singular system (LAPACK info {info or info2})")
         out[i] = inverse.T
     return out
-
-
-def candidates(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(owner, steps): the steps min(2^i alpha_r, 1), i = 0..ceil(log2(1/alpha_r)), per run.
-
-    Runs with alpha_r = 0 have none; owner is sorted (each run's candidates contiguous,
-    smallest step first, as nsrl.schemes.cpi.CPIPlus lists them).
-    """
-    alpha = np.asarray(alpha, dtype=np.float64)
-    runs = np.flatnonzero(alpha > 0)
-    a = alpha[runs]
-    with np.errstate(divide="ignore"):
-        count = np.where(a < 1.0, np.maximum(0, np.ceil(np.log2(1.0 / a))), 0).astype(np.int64) + 1
-    owner = np.repeat(runs, count)
-    start = np.cumsum(count) - count
-    i = np.arange(owner.size) - np.repeat(start, count)
-    return owner, np.minimum(1.0, np.repeat(a, count) * 2.0**i)
 
 
 class StaleInverse:
@@ -174,7 +158,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
         rpi: the runs' r_pi.
         v: the runs' v_pi.
         acts: the runs' greedy policies pi'.
-        owner: each candidate's run (:func:`candidates`).
+        owner: each candidate's run (:func:`nsrl.schemes.rules.line_search_steps`).
         steps: each candidate's step.
 
     Returns:
@@ -275,9 +259,10 @@ def polish(b, B, T, rpi, acts, steps, x, sweeps: int = 3):
 
 
 def choose(owner, score, err):
-    """Per run: the first best candidate, and the candidates not certified to lose to it.
+    """Per run: the best candidate by the scores, and the candidates not certified to lose to it.
 
-    ``owner`` is sorted (:func:`candidates`). A candidate is uncertain when its run has
+    The choice is :func:`nsrl.schemes.rules.choose_steps` (rule "best"); ``owner`` is sorted
+    (:func:`nsrl.schemes.rules.line_search_steps`). A candidate is uncertain when its run has
     another candidate whose interval [score - err, score + err] reaches the best one's.
 
     Returns:
@@ -285,9 +270,7 @@ def choose(owner, score, err):
     """
     starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
     group = np.cumsum(np.r_[False, owner[1:] != owner[:-1]])
-    top = np.maximum.reduceat(score, starts)
-    index = np.arange(owner.size)
-    best = np.minimum.reduceat(np.where(score == top[group], index, owner.size), starts)
+    best = rules.choose_steps(owner, score, "best")
     close = score + err >= (score - err)[best][group]
     uncertain = close & (np.add.reduceat(close, starts) > 1)[group]
     return best, uncertain

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 RTOL = 1e-13
-MIN_STATES = 150  # measured: faster than an LU per iteration from here on (b = 2, n_A <= 5)
+
 MOST_CHANGED = 0.25  # re-invert when more than this fraction of the states changed
 
 

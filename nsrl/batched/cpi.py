@@ -1,0 +1,175 @@
+"""Batched CPI, CPI(alpha) and CPI+ (nsrl.schemes.cpi): conservative steps under d_{pi_k,nu}.
+
+Every run keeps its mixture's table T, r_pi and system A = I - gamma P_pi, updated in place,
+sparsely. CPI and CPI(alpha) factor A once per step: the LU gives v_pi now and d_{pi,nu} at the
+next iteration. CPI+'s line search scores all its candidate steps on one small Krylov subspace
+built with a stale single-precision inverse, with certified error bounds; only candidates the
+bounds cannot rank are refined (:mod:`nsrl.batched.linalg.linesearch`). The step, stopping
+test, candidates and choice are :mod:`nsrl.schemes.rules`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nsrl.batched.api import start_actions
+from nsrl.batched.linalg import krylov
+from nsrl.batched.linalg.batch import Batch
+from nsrl.batched.linalg.linesearch import (
+    VALUE_TOL,
+    StaleInverse,
+    System,
+    choose,
+    polish,
+    subspace_values,
+)
+from nsrl.batched.registry import register
+from nsrl.schemes import CPI, CPIAlpha, CPIPlus, rules
+
+
+@register(CPI, CPIAlpha, CPIPlus)
+def cpi(b: Batch, scheme, U, out) -> None:
+    """CPI, CPI(alpha), CPI+ (nsrl.schemes.cpi): conservative steps under d_{pi_k,nu}.
+
+    Every run keeps its table T, r_pi and system A = I - gamma P_pi (updated in place,
+    sparsely). CPI and CPI(alpha) factor A once per step: the LU gives v_pi now and
+    d_{pi,nu} at the next iteration. CPI+ keeps stale inverses (linesearch.StaleInverse).
+    """
+    n_runs = U.shape[0]
+    pi0 = start_actions(b, n_runs)
+    T = np.eye(b.mdp.n_actions)[pi0]
+    plus = type(scheme) is CPIPlus
+    # CPI+'s direct fallbacks read A in double precision; CPI(alpha) only factors it
+    A, rpi = b.systems(pi0, np.float64 if plus else b.lu_dtype), b.mdp.R[b.states, pi0]
+    inv = StaleInverse(b, A) if plus else None
+    lus = None if plus else b.factor(A)
+    v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else b.solve_factored(lus, T, rpi)
+    memory, losses = np.ones(n_runs, dtype=np.int64), b.loss(v)
+    active = np.arange(n_runs)  # CPI and CPI+ stop for good once their rule fires
+    d = np.zeros((n_runs, b.n))  # every run's last occupancy: CPI's refinement starts there
+    out["step"][:] = 0.0
+    for k in range(U.shape[1]):
+        if active.size:
+            T_active = T[active]
+            if plus:
+                inv.refresh(active, A)
+                d[active] = inv.occupancy(active, T_active)
+            else:
+                d[active] = b.occupancy_factored([lus[r] for r in active], T_active,
+                                                 d[active] if k else None)
+            alpha, acts, v_new = cpi_step(b, scheme, T_active, A, rpi[active], v[active],
+                                           U[active, k], d[active], inv, active)
+            out["step"][active, k] = alpha
+            moved = alpha > 0
+            idx, a, acts = active[moved], alpha[moved], acts[moved]
+            onehot = np.eye(T.shape[2])[acts]
+            full = rules.replaces(a)
+            T[idx] = np.where(full[:, None, None], onehot,
+                              (1 - a)[:, None, None] * T[idx] + a[:, None, None] * onehot)
+            rn = b.mdp.R[b.states, acts]
+            rpi[idx] = np.where(full[:, None], rn, (1 - a)[:, None] * rpi[idx]
+                                + a[:, None] * rn)
+            b.mix(A, idx, acts, a)
+            memory[idx] = rules.memory_after(memory[idx], a)
+            if plus:
+                inv.drift[idx] += a
+                v[idx] = v_new[moved]
+            else:
+                new = b.factor(A, idx)
+                for r, lu in zip(idx, new, strict=True):
+                    lus[r] = lu
+                v[idx] = b.solve_factored(new, T[idx], rpi[idx], x0=v[idx])
+            losses[idx] = b.loss(v[idx])
+            active = idx
+        out["loss"][:, k], out["memory"][:, k] = losses, memory
+
+
+def cpi_step(b: Batch, scheme, T, A, rpi, v, U, d, inv, runs):
+    """One greedy call under d_{pi,nu} for the active runs; returns (alpha, acts, v_new).
+
+    alpha is 0 where CPI's stopping rule fires; v_new is the chosen candidates' values for
+    CPI+ (None otherwise: the caller solves).
+    """
+    q = b.q(b.project(b.perturb(v, U), d))
+    acts = np.argmax(q, axis=2)
+    if type(scheme) is CPIAlpha:
+        return np.full(len(T), scheme.alpha), acts, None
+    # the projected operator's advantage estimate (ProjectedGreedy._result), CPI's step rule
+    advantage = (d * (q.max(axis=2) - (T * q).sum(axis=2))).sum(axis=1)
+    r_max, epsilon = rules.cpi_constants(b.mdp.r_max, scheme.r_max, scheme.epsilon)
+    alpha = np.atleast_1d(rules.cpi_step(advantage, b.gamma, r_max, epsilon))
+    if type(scheme) is not CPIPlus:
+        return alpha, acts, None
+    return _line_search(b, inv, runs, T, A, rpi, v, acts, alpha)
+
+
+def _exclude(b: Batch, T, rpi, acts, owner, steps, values, score, err, best, uncertain):
+    """Try to certify that uncertain candidates lose, by GMRES to just the accuracy needed.
+
+    Candidate c loses to its run's best i if nu x_c + ||res_c|| / (1 - gamma) is below
+    score_i - err_i; GMRES on the mixture's sparse table runs until its residual is half
+    that gap (from the subspace value). Returns the candidates still uncertain.
+    """
+    of = np.full(owner.max() + 1, -1)
+    of[owner[best]] = best
+    lo = score - err
+    gap = lo[of[owner]] - score
+    is_best = np.zeros(owner.size, dtype=bool)
+    is_best[best] = True
+    todo = np.flatnonzero(uncertain & (gap > 0) & ~is_best)
+    if not todo.size:
+        return uncertain
+    o, a = owner[todo], steps[todo][:, None, None]
+    tables = (1.0 - a) * T[o] + a * np.eye(T.shape[2])[acts[o]]
+    rhs = (1.0 - a[:, 0]) * rpi[o] + a[:, 0] * b.mdp.R[b.states, acts[o]]
+    atol = 0.5 * (1.0 - b.gamma) * gap[todo]
+    x, ok, _ = krylov.table_values(b.nxt, b.probs, b.gamma, tables, rhs, values[todo],
+                                   atol=atol)
+    lost = ok & (x @ b.mdp.start + atol / (1.0 - b.gamma) < lo[of[o]])
+    uncertain = uncertain.copy()
+    uncertain[todo[lost]] = False
+    # a run whose only uncertain candidate left is its best is settled
+    left = np.bincount(owner[uncertain], minlength=owner.max() + 1)
+    uncertain &= left[owner] > 1
+    return uncertain
+
+
+def _line_search(b: Batch, inv, runs, T, A, rpi, v, acts, alpha):
+    """CPI+: among min(2^i alpha, 1), the step with the best nu v (first best on ties).
+
+    Candidates are scored on a shared subspace with certified error bounds
+    (:mod:`nsrl.batched.linalg.linesearch`); those the bounds cannot rank, and a chosen value
+    not certified to VALUE_TOL, are solved directly.
+    """
+    owner, steps = rules.line_search_steps(alpha)
+    v_new = np.zeros((len(v), b.n))
+    if not owner.size:
+        return alpha, acts, v_new
+    values, err = subspace_values(b, inv.B[runs], System(b, T), rpi, v, acts, owner, steps)
+    score = values @ b.mdp.start
+
+    def solve_directly(which):
+        values[which] = b.evaluate_mixtures(A, runs, rpi, acts, owner[which], steps[which])
+        err[which], score[which] = 0.0, values[which] @ b.mdp.start
+
+    while True:  # a provisional best must be accurate before it can rank the others
+        best, _ = choose(owner, score, err)
+        loose = best[err[best] > VALUE_TOL]
+        if not loose.size:
+            break
+        o = owner[loose]
+        x = values[loose]
+        err[loose] = polish(b, inv.B[runs[o]], T[o], rpi[o], acts[o], steps[loose], x)
+        values[loose], score[loose] = x, x @ b.mdp.start
+        still = loose[err[loose] > VALUE_TOL]
+        if still.size:
+            solve_directly(still)
+    best, uncertain = choose(owner, score, err)
+    if uncertain.any():
+        uncertain = _exclude(b, T, rpi, acts, owner, steps, values, score, err, best, uncertain)
+    if uncertain.any():  # rank these by direct solves
+        solve_directly(uncertain & (err > 0))
+        best, _ = choose(owner, score, err)
+    v_new[owner[best]] = values[best]
+    alpha[owner[best]] = steps[best]
+    return alpha, acts, v_new

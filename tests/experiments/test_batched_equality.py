@@ -1,0 +1,105 @@
+"""The batched engines equal the reference nsrl.run, generated from the scheme registry.
+
+Every registered scheme name (with each kind of argument it takes) is run end to end through
+every solver branch an engine can take: the branch is chosen by passing a
+:class:`~nsrl.batched.linalg.solvers.Solvers` with other thresholds, so that small MDPs stay
+fast. A separate check makes sure each branch is really taken.
+"""
+
+import numpy as np
+import pytest
+
+import nsrl
+from nsrl.batched import ENGINES, engine_for, has_engine, simulate
+from nsrl.batched.linalg.solvers import Solvers
+from nsrl.schemes import API, SCHEMES, make_scheme
+
+# What each kind of argument is tried with: the paper's value, an interior one, the full step
+# (alpha = 1, where a mixture is replaced by the greedy policy) and NSPI(1) == API.
+ARGUMENTS = {None: [None], "alpha": ["0.1", "0.5", "1"], "m": ["1", "4"]}
+
+
+def registered_names():
+    return [e.base if arg is None else f"{e.base}({arg})"
+            for e in SCHEMES.values() for arg in ARGUMENTS[e.argument]]
+
+
+# Solver branch -> (Garnet (n_S, n_A, b), Solvers that send these MDPs down that branch).
+BRANCHES = {
+    "functional-graph": ((14, 3, 1), Solvers()),
+    "direct-lu": ((14, 3, 2), Solvers()),
+    "woodbury": ((16, 3, 2), Solvers(woodbury_min_states=1)),
+    "gmres": ((16, 3, 3), Solvers(gmres_min_branching=3, gmres_min_states=1)),
+    "krylov-loop": ((16, 3, 2), Solvers(psdp_dense_max=1)),
+    "mixed-precision": ((16, 3, 2), Solvers(mixed_min_states=1)),
+}
+
+
+@pytest.fixture(scope="module", params=list(BRANCHES), ids=list(BRANCHES))
+def branch(request):
+    shape, solvers = BRANCHES[request.param]
+    return nsrl.garnet(*shape, seed=11), solvers
+
+
+@pytest.mark.parametrize("name", registered_names())
+def test_batched_engine_equals_the_reference(branch, name):
+    """Same seeds, same draws, same decisions: losses to 1e-8, steps to 1e-12, memory exactly."""
+    mdp, solvers = branch
+    n_runs, k = 3, 12
+    ref = [nsrl.run(make_scheme(name), nsrl.ProjectedGreedy(mdp), k,
+                    rng=np.random.default_rng(100 + i)) for i in range(n_runs)]
+    out = simulate(mdp, name, [np.random.default_rng(100 + i) for i in range(n_runs)], k,
+                   solvers=solvers)
+    np.testing.assert_allclose(out["loss"], [h.losses for h in ref], rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(out["memory"], [h.memory for h in ref])
+    np.testing.assert_allclose(out["step"], [h.steps for h in ref], atol=1e-12)
+
+
+def test_every_registered_scheme_has_a_batched_engine():
+    missing = [e.pattern for e in SCHEMES.values() if e.cls not in ENGINES]
+    assert not missing, f"registered schemes without a batched engine: {missing}"
+
+
+def test_a_subclass_does_not_run_its_parents_engine():
+    """Lookup by exact type: a variant of API gets an error, never API's losses."""
+
+    class APIVariant(API):
+        name = "APIVariant"
+
+    assert has_engine(API()) and not has_engine(APIVariant())
+    with pytest.raises(TypeError, match="no batched engine for APIVariant: run it with nsrl.run"):
+        engine_for(APIVariant())
+    with pytest.raises(TypeError, match="APIVariant"):
+        simulate(nsrl.garnet(10, 2, 1, seed=0), APIVariant(), [np.random.default_rng(0)], 3)
+
+
+@pytest.mark.parametrize("branch_name, scheme, probe", [
+    ("functional-graph", "api", "nsrl.batched.linalg.krylov.functional_values"),
+    ("woodbury", "api", "nsrl.batched.api.PolicyInverse"),
+    ("gmres", "api", "nsrl.batched.linalg.krylov.loop_fixed_points"),
+    ("gmres", "api(0.1)", "nsrl.batched.linalg.krylov.table_values"),
+    ("krylov-loop", "psdp", "nsrl.batched.linalg.krylov.loop_values"),
+    ("direct-lu", "psdp", "nsrl.batched.linalg.batch.Batch.solve_loop"),
+    ("mixed-precision", "cpi(0.1)", "scipy.linalg.lapack.sgetrs"),
+])
+def test_each_branch_is_taken(monkeypatch, branch_name, scheme, probe):
+    """The thresholds above really send the MDP down the named branch."""
+    import importlib
+
+    module_name, _, attr = probe.rpartition(".")
+    try:
+        owner = importlib.import_module(module_name)
+    except ImportError:  # a class attribute: module.Class.method
+        module_name, _, cls = module_name.rpartition(".")
+        owner = getattr(importlib.import_module(module_name), cls)
+    original, calls = getattr(owner, attr), []
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, attr, spy)
+    shape, solvers = BRANCHES[branch_name]
+    simulate(nsrl.garnet(*shape, seed=11), scheme, [np.random.default_rng(0)], 4,
+             solvers=solvers)
+    assert calls, f"{scheme} on branch {branch_name} never called {probe}"
