@@ -109,15 +109,47 @@ def _propagate(mdp: FiniteMDP, pi, M: np.ndarray) -> np.ndarray:
     return mdp.gamma * np.einsum("sj,sjk->sk", probs[s, a], M[nxt[s, a]])
 
 
+# A policy repeated more than this many times in a row is applied in closed form.
+_REPEAT_BY_POWERS = 16
+
+
+def _repeat(mdp: FiniteMDP, pi, count: int, c: np.ndarray, M: np.ndarray | None = None):
+    """(T_pi^count c, (gamma P_pi)^count M): ``count`` applications of one stationary policy.
+
+    Up to a few repeats, one Bellman step (and sparse propagation) at a time. Beyond, in
+    closed form with G = gamma P_pi and v_pi = (I - G)^{-1} r_pi:
+    T_pi^j c = G^j c + (I - G^j) v_pi, G^j by repeated squaring: O(n^3 log j) whatever j
+    (NSPI(m)'s start holds m copies of pi_0, for any m).
+    """
+    if count <= _REPEAT_BY_POWERS:
+        for _ in range(count):
+            c = _apply(mdp, pi, c)
+            M = None if M is None else _propagate(mdp, pi, M)
+        return c, M
+    table = stationary_table(pi, mdp)
+    G = mdp.gamma * transition_matrix(mdp, table)
+    v_pi = evaluate_tables(mdp, table)
+    power, base, j = np.eye(mdp.n_states), G, count
+    while j:
+        if j & 1:
+            power = power @ base
+        j >>= 1
+        if j:
+            base = base @ base
+    c = power @ c + v_pi - power @ v_pi
+    return c, None if M is None else power @ M
+
+
 class ExactBackend:
     """Exact computations on one MDP, remembering the values of recently seen policies.
 
     Schemes evaluate the same policy several times in one iteration (as the greedy target,
-    as the output whose loss is recorded); the backend keeps the last few values so that
-    each policy is solved once. Policies are immutable, so identity is a safe key.
+    as the output whose loss is recorded; CPI+ scores up to ~30 candidate steps, one of
+    which is the next target); the backend keeps the last values so that each policy is
+    solved once. Policies are immutable, so identity is a safe key.
     """
 
-    def __init__(self, mdp: FiniteMDP, memo_size: int = 8):
+    def __init__(self, mdp: FiniteMDP, memo_size: int = 32):
         self.mdp = check_mdp(mdp)
         self._memo: OrderedDict[int, tuple[object, np.ndarray]] = OrderedDict()
         self._memo_size = memo_size
@@ -144,8 +176,8 @@ class ExactBackend:
             if policy.parent is not None:
                 return _apply(mdp, policy.policies[0], self.value(policy.parent))
             v = np.array(mdp.terminal_value)
-            for pi in reversed(policy.policies):
-                v = _apply(mdp, pi, v)
+            for pi, count in reversed(policy.segments):
+                v = _repeat(mdp, pi, count, v)[0]
             return v
         if getattr(policy, "stochastic", False):
             return evaluate_tables(mdp, policy.table(mdp))
@@ -160,9 +192,8 @@ class ExactBackend:
         mdp = self.mdp
         c = np.zeros(mdp.n_states)
         M = np.eye(mdp.n_states)
-        for pi in reversed(policy.policies):
-            c = _apply(mdp, pi, c)
-            M = _propagate(mdp, pi, M)
+        for pi, count in reversed(policy.segments):
+            c, M = _repeat(mdp, pi, count, c, M)
         return np.linalg.solve(np.eye(mdp.n_states) - M, c)
 
     def optimal_value(self) -> np.ndarray:

@@ -37,3 +37,50 @@ def test_invalid_policies():
         nsrl.Deterministic(np.zeros((2, 2), int))
     with pytest.raises(ValueError, match="rng"):
         nsrl.Mixture([(1.0, nsrl.Constant(0))]).act(np.zeros(1, int))
+
+
+def test_a_folded_mixture_is_the_flattened_mixture():
+    """Mixture.fold (O(1) per step) has the table, components and memory of the flat one."""
+    from nsrl.policies import Mixture
+
+    mdp = nsrl.garnet(12, 3, 2, seed=1)
+    rng = np.random.default_rng(0)
+    pis = [nsrl.Deterministic(rng.integers(0, 3, 12)) for _ in range(6)]
+    folded, flat = pis[0], [(1.0, pis[0])]
+    for pi, a in zip(pis[1:], [0.3, 0.1, 0.5, 0.2, 0.7], strict=True):
+        folded = Mixture.fold(folded, pi, a)
+        flat = [(w * (1 - a), p) for w, p in flat] + [(a, pi)]
+    reference = Mixture(flat)
+    np.testing.assert_allclose(folded.table(mdp), reference.table(mdp), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(folded.weights, reference.weights, rtol=0, atol=1e-15)
+    assert [p for _, p in folded.components] == pis and folded.memory == 6
+
+
+def test_repeated_policies_are_one_segment_with_the_listed_value():
+    """A loop holding pi 40 times (closed form by matrix powers) = the loop listed 40 times."""
+    from nsrl.policies import NonStationary
+
+    mdp = nsrl.garnet(15, 2, 2, seed=3)
+    rng = np.random.default_rng(1)
+    a, b = (nsrl.Deterministic(rng.integers(0, 2, 15)) for _ in range(2))
+    listed = NonStationary([a] + [b] * 40, loop=True)
+    compact = NonStationary.repeated(b, 41).shifted(a)
+    assert len(compact.segments) == 2 and len(compact) == 41 and compact.memory == 41
+    assert [compact.at(k) for k in range(83)] == [listed.at(k) for k in range(83)]
+    np.testing.assert_allclose(nsrl.evaluate(mdp, compact), nsrl.evaluate(mdp, listed),
+                               rtol=0, atol=1e-10)
+
+
+def test_nspi_with_a_huge_m_stores_one_segment_and_gets_the_limit_value():
+    """NSPI(10^9) after k steps loops over pi_k..pi_1 and 10^9 - k copies of pi_0: with
+    gamma^(10^9) = 0 its value is T_{pi_k}...T_{pi_1} v_{pi_0}, exactly computable."""
+    mdp = nsrl.garnet(20, 2, 2, seed=0)
+    h = nsrl.run(nsrl.NSPI(10**9), nsrl.ExactGreedy(mdp), 3, rng=np.random.default_rng(0),
+                 keep_outputs=True)
+    assert h.memory.tolist() == [10**9] * 3
+    out = h.outputs[-1]
+    assert len(out.segments) == 4  # pi_3, pi_2, pi_1, then pi_0 once for 10^9 - 3 phases
+    v = nsrl.evaluate(mdp, nsrl.constant(0))
+    for pi, _ in reversed(out.segments[:3]):
+        v = nsrl.q_values(mdp, v)[np.arange(20), pi.actions]
+    np.testing.assert_allclose(h.losses[-1], np.mean(nsrl.optimal_value(mdp) - v), atol=1e-9)

@@ -19,7 +19,7 @@ def fold_in(pi, new, alpha: float):
     :class:`~nsrl.policies.Mixture` that keeps every component (its memory grows by one,
     :func:`nsrl.schemes.rules.memory_after`).
     """
-    return new if rules.replaces(alpha) else Mixture([(1.0 - alpha, pi), (alpha, new)])
+    return new if rules.replaces(alpha) else Mixture.fold(pi, new, alpha)
 
 
 class API:

@@ -34,13 +34,13 @@ class NSPI:
 
     def start(self, pi0) -> None:
         """sigma_0^m = pi_0 ... pi_0 (m copies)."""
-        self.loop = NonStationary([pi0] * self.m, loop=True)
+        self.loop = NonStationary.repeated(pi0, self.m)  # one segment, whatever m
 
     def step(self, operator, rng) -> Step:
         """pi_{k+1} <- G(nu, v_{(sigma_k^m)^inf}); drop the oldest policy."""
         g = operator.greedy(self.loop, Nu(), rng)
         target = self.loop
-        self.loop = NonStationary((g.policy,) + target.policies[:-1], loop=True)
+        self.loop = target.shifted(g.policy)
         return Step(target=target, rho=Nu(), greedy=g)
 
     @property

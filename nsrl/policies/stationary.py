@@ -1,19 +1,4 @@
-"""Policies: deterministic, mixtures, and non-stationary (finite sequence or periodic loop).
-
-Every policy can
-
-* act in a simulator: ``policy.act(obs, phase=0, rng=None) -> actions`` for a batch of
-  observations (``phase`` is the time step since the start, used by non-stationary policies;
-  ``rng`` draws the component of a mixture);
-* be tabulated on a finite model: ``policy.table(mdp) -> pi[s, a]`` for stationary policies,
-  ``policy.tables(mdp) -> pi[i, s, a]`` for non-stationary ones (phase i);
-* say how many deterministic stationary policies it stores: ``policy.memory``.
-
-A *stationary deterministic* policy is any object with ``act``, ``table``, ``memory == 1``
-and ``stochastic = False``: :class:`Deterministic` here, fitted classifiers in
-:mod:`nsrl.greedy`. Sequences are written as in the paper: ``sigma_k = pi_k pi_{k-1} ...
-pi_1`` acts first with ``pi_k``, i.e. ``NonStationary([pi_k, ..., pi_1])``.
-"""
+"""Stationary policies: deterministic tables, stochastic tables, mixtures, constants."""
 
 from __future__ import annotations
 
@@ -111,6 +96,11 @@ class Mixture:
     action, so its table is ``sum_i w_i table(pi_i)``. Components that are themselves
     mixtures are flattened.
 
+    :meth:`fold` builds the conservative update ``(1 - alpha) pi + alpha new`` in O(1): its
+    table on a model is ``(1 - alpha) table(pi) + alpha table(new)`` from the cached table of
+    ``pi``, and its components are flattened only when asked for, so that the k-th step of a
+    scheme costs the same as the first.
+
     Args:
         components: a sequence of ``(weight, policy)``; weights are positive and sum to 1.
 
@@ -134,13 +124,34 @@ class Mixture:
             raise ValueError(
                 f"Mixture weights should be non-negative and sum to 1, got {weights.tolist()}."
             )
-        self.components = tuple(flat)
-        self.weights = weights
+        self._flat: tuple | None = tuple(flat)
+        self._fold: tuple | None = None
+        self.memory = sum(pi.memory for _, pi in flat)
+        self._table: tuple[object, np.ndarray] | None = None
+
+    @classmethod
+    def fold(cls, pi, new, alpha: float) -> Mixture:
+        """``(1 - alpha) pi + alpha new`` for 0 < alpha < 1, without flattening ``pi``."""
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha should be in (0, 1) for a mixture, got {alpha!r}.")
+        self = cls.__new__(cls)
+        self._flat, self._fold, self._table = None, (pi, new, float(alpha)), None
+        self.memory = pi.memory + new.memory
+        return self
 
     @property
-    def memory(self) -> int:
-        """Number of stored deterministic policies."""
-        return sum(pi.memory for _, pi in self.components)
+    def components(self) -> tuple:
+        """The flattened ``(weight, policy)`` pairs (computed once, on demand)."""
+        if self._flat is None:
+            pi, new, alpha = self._fold
+            head = pi.components if isinstance(pi, Mixture) else ((1.0, pi),)
+            self._flat = tuple((w * (1.0 - alpha), p) for w, p in head) + ((alpha, new),)
+        return self._flat
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The weights w_i of :attr:`components`."""
+        return np.array([w for w, _ in self.components])
 
     def act(self, obs, phase=0, rng=None) -> np.ndarray:
         """Draw a component per observation, then take that component's action."""
@@ -155,100 +166,22 @@ class Mixture:
         return actions
 
     def table(self, mdp) -> np.ndarray:
-        """The table pi[s, a] = sum_i w_i pi_i[s, a]."""
-        out = np.zeros((mdp.n_states, mdp.n_actions))
-        for w, pi in self.components:
-            if getattr(pi, "stochastic", False):
-                out += w * pi.table(mdp)
+        """The table pi[s, a] = sum_i w_i pi_i[s, a] (cached per model; read-only)."""
+        if self._table is None or self._table[0] is not mdp:
+            if self._fold is not None:
+                pi, new, alpha = self._fold
+                out = (1.0 - alpha) * stationary_table(pi, mdp)
+                out += alpha * stationary_table(new, mdp)
             else:
-                out[np.arange(mdp.n_states), action_table(pi, mdp)] += w
-        return out
-
-
-class NonStationary:
-    """A non-stationary policy: a finite sequence sigma, or the periodic loop (sigma)^inf.
-
-    ``NonStationary([pi_k, ..., pi_1])`` acts with ``pi_k`` at phase 0, ``pi_{k-1}`` at
-    phase 1, and so on. With ``loop=False`` it is the finite-horizon policy sigma_k of PSDP
-    (it stops after its last policy); with ``loop=True`` it is (sigma)^inf, which starts
-    again at phase 0 after the last policy (PSDP's output, NSPI(m)).
-
-    Examples:
-        >>> a, b = Deterministic([0, 0]), Deterministic([1, 1])
-        >>> loop = NonStationary([a, b], loop=True)
-        >>> loop.act(np.array([0, 1]), phase=3).tolist()
-        [1, 1]
-    """
-
-    def __init__(self, policies: Sequence[object], loop: bool, parent: NonStationary | None = None):
-        self.policies = tuple(policies)
-        self.loop = bool(loop)
-        if self.loop and not self.policies:
-            raise ValueError("a periodic loop needs at least one policy.")
-        # For a finite sequence built by prepend(): the sequence without its first policy,
-        # which lets the exact backend evaluate sigma_{k+1} = T_{pi_{k+1}} v_{sigma_k} in O(1).
-        self.parent = parent
-
-    @classmethod
-    def empty(cls) -> NonStationary:
-        """The empty policy of PSDP, whose value is the terminal value (r for state rewards)."""
-        return cls((), loop=False)
-
-    def prepend(self, pi) -> NonStationary:
-        """The finite sequence ``pi sigma`` (PSDP: sigma_{k+1} = pi_{k+1} sigma_k)."""
-        if self.loop:
-            raise ValueError("prepend() builds finite sequences; call it on a loop=False policy.")
-        return NonStationary((pi,) + self.policies, loop=False, parent=self)
-
-    def looped(self) -> NonStationary:
-        """The periodic policy (sigma)^inf that loops over this sequence."""
-        return NonStationary(self.policies, loop=True)
-
-    def __len__(self) -> int:
-        return len(self.policies)
-
-    def __repr__(self) -> str:
-        kind = "loop" if self.loop else "finite"
-        return f"NonStationary({kind}, length={len(self.policies)})"
-
-    @property
-    def memory(self) -> int:
-        """Number of stored deterministic policies."""
-        return sum(pi.memory for pi in self.policies)
-
-    @property
-    def horizon(self) -> int | None:
-        """Number of steps a finite sequence acts for; None for a loop."""
-        return None if self.loop else len(self.policies)
-
-    def at(self, phase: int):
-        """The stationary policy used at time ``phase``."""
-        if self.loop:
-            return self.policies[phase % len(self.policies)]
-        if not 0 <= phase < len(self.policies):
-            raise ValueError(
-                f"this finite sequence acts for {len(self.policies)} steps; phase {phase} is "
-                f"past its end (use .looped() to repeat it)."
-            )
-        return self.policies[phase]
-
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
-        """Actions at ``phase`` (an int, or one phase per observation)."""
-        obs = np.asarray(obs)
-        if np.ndim(phase) == 0:
-            return self.at(int(phase)).act(obs, 0, rng)
-        phase = np.asarray(phase)
-        actions = np.zeros(len(obs), dtype=np.int64)
-        for p in np.unique(phase):
-            mask = phase == p
-            actions[mask] = self.at(int(p)).act(obs[mask], 0, rng)
-        return actions
-
-    def tables(self, mdp) -> np.ndarray:
-        """Tables pi[i, s, a] of the policies in acting order."""
-        if not self.policies:
-            return np.zeros((0, mdp.n_states, mdp.n_actions))
-        return np.stack([stationary_table(pi, mdp) for pi in self.policies])
+                out = np.zeros((mdp.n_states, mdp.n_actions))
+                for w, pi in self.components:
+                    if getattr(pi, "stochastic", False):
+                        out += w * pi.table(mdp)
+                    else:
+                        out[np.arange(mdp.n_states), action_table(pi, mdp)] += w
+            out.flags.writeable = False
+            self._table = (mdp, out)
+        return self._table[1]
 
 
 def stationary_table(policy, mdp) -> np.ndarray:
