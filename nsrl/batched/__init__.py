@@ -37,7 +37,8 @@ from nsrl.schemes import make_scheme
 
 
 def simulate(mdp, scheme, rngs, n_iterations: int = 100, noise: float = 0.1,
-             relative: bool = True, solvers: Solvers = DEFAULT) -> dict[str, np.ndarray]:
+             noise_model: str = "relative", *, constant_feature: bool = False,
+             value: str = "exact", solvers: Solvers = DEFAULT) -> dict[str, np.ndarray]:
     """Run ``scheme`` once per Generator of ``rngs`` on ``mdp`` with the paper's operator.
 
     Args:
@@ -45,8 +46,10 @@ def simulate(mdp, scheme, rngs, n_iterations: int = 100, noise: float = 0.1,
         scheme: a scheme name (``"nspi(5)"``) or object of :mod:`nsrl.schemes`.
         rngs: one numpy Generator per run (drives that run's noise).
         n_iterations: iterations K per run.
-        noise: the operator's noise amplitude iota.
-        relative: relative noise (ProjectedGreedy's ``relative``).
+        noise: the operator's noise amplitude iota (:class:`nsrl.ProjectedGreedy`).
+        noise_model: ProjectedGreedy's ``noise_model``.
+        constant_feature: ProjectedGreedy's ``constant_feature``.
+        value: ProjectedGreedy's ``value`` (CPI+'s scores).
         solvers: which exact method to use by MDP size (speed only; results are equal).
 
     Returns:
@@ -67,8 +70,8 @@ def simulate(mdp, scheme, rngs, n_iterations: int = 100, noise: float = 0.1,
     engine = engine_for(scheme)
     if not isinstance(n_iterations, (int, np.integer)) or n_iterations < 1:
         raise ValueError(f"n_iterations should be a positive int, got {n_iterations!r}.")
-    batch = Batch(mdp, noise, relative, solvers)
-    U = batch.draws(list(rngs), int(n_iterations))
+    batch = Batch(mdp, noise, noise_model, constant_feature, value, solvers)
+    U = batch.draws(rngs, int(n_iterations), lazy=value == "estimated" and batch.noise > 0)
     shape = U.shape[:2]
     out = {"loss": np.full(shape, np.nan), "memory": np.zeros(shape, dtype=np.int64),
            "step": np.full(shape, np.nan)}

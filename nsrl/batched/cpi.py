@@ -58,49 +58,60 @@ def cpi(b: Batch, scheme, U, out) -> None:
                 d[active] = b.occupancy_factored([lus[r] for r in active], T_active,
                                                  d[active] if k else None)
             alpha, acts, v_new = cpi_step(b, scheme, T_active, A, rpi[active], v[active],
-                                           U[active, k], d[active], inv, active)
+                                          U, k, d[active], inv, active)
             out["step"][active, k] = alpha
             moved = alpha > 0
-            idx, a, acts = active[moved], alpha[moved], acts[moved]
-            onehot = np.eye(T.shape[2])[acts]
-            full = rules.replaces(a)
-            T[idx] = np.where(full[:, None, None], onehot,
-                              (1 - a)[:, None, None] * T[idx] + a[:, None, None] * onehot)
-            rn = b.mdp.R[b.states, acts]
-            rpi[idx] = np.where(full[:, None], rn, (1 - a)[:, None] * rpi[idx]
-                                + a[:, None] * rn)
-            b.mix(A, idx, acts, a)
-            memory[idx] = rules.memory_after(memory[idx], a)
-            if plus:
-                inv.drift[idx] += a
-                v[idx] = v_new[moved]
-            else:
-                new = b.factor(A, idx)
-                for r, lu in zip(idx, new, strict=True):
-                    lus[r] = lu
-                v[idx] = b.solve_factored(new, T[idx], rpi[idx], x0=v[idx])
-            losses[idx] = b.loss(v[idx])
-            active = idx
+            active, a, acts = active[moved], alpha[moved], acts[moved]  # stopped runs leave
+            if active.size:
+                _fold_in(b, T, rpi, A, active, acts, a)
+                memory[active] = rules.memory_after(memory[active], a)
+                if plus:
+                    inv.drift[active] += a
+                    v[active] = v_new[moved]
+                else:
+                    new = b.factor(A, active)
+                    for r, lu in zip(active, new, strict=True):
+                        lus[r] = lu
+                    v[active] = b.solve_factored(new, T[active], rpi[active], x0=v[active])
+                losses[active] = b.loss(v[active])
         out["loss"][:, k], out["memory"][:, k] = losses, memory
 
 
-def cpi_step(b: Batch, scheme, T, A, rpi, v, U, d, inv, runs):
+def _fold_in(b: Batch, T, rpi, A, runs, acts, a) -> None:
+    """(1 - a) pi + a pi' for ``runs``, in place: tables, rewards and systems (rules.replaces)."""
+    onehot = np.eye(T.shape[2])[acts]
+    full = rules.replaces(a)
+    T[runs] = np.where(full[:, None, None], onehot,
+                       (1 - a)[:, None, None] * T[runs] + a[:, None, None] * onehot)
+    rn = b.mdp.R[b.states, acts]
+    rpi[runs] = np.where(full[:, None], rn, (1 - a)[:, None] * rpi[runs] + a[:, None] * rn)
+    b.mix(A, runs, acts, a)
+
+
+def cpi_step(b: Batch, scheme, T, A, rpi, v, noise, k, d, inv, runs):
     """One greedy call under d_{pi,nu} for the active runs; returns (alpha, acts, v_new).
 
     alpha is 0 where CPI's stopping rule fires; v_new is the chosen candidates' values for
     CPI+ (None otherwise: the caller solves).
     """
-    q = b.q(b.project(b.perturb(v, U), d))
+    q = b.q(b.project(b.perturb(v, noise[runs, k]), d))
     acts = np.argmax(q, axis=2)
     if type(scheme) is CPIAlpha:
         return np.full(len(T), scheme.alpha), acts, None
-    # the projected operator's advantage estimate (ProjectedGreedy._result), CPI's step rule
-    advantage = (d * (q.max(axis=2) - (T * q).sum(axis=2))).sum(axis=1)
+    if scheme.advantage == "exact":  # the true advantage of pi' over pi (CPI.advantage_of)
+        q = b.q(v)
+        advantage = (d * (np.take_along_axis(q, acts[..., None], 2)[..., 0]
+                          - (T * q).sum(axis=2))).sum(axis=1)
+    else:  # the projected operator's own estimate (ProjectedGreedy._result)
+        advantage = (d * (q.max(axis=2) - (T * q).sum(axis=2))).sum(axis=1)
     r_max, epsilon = rules.cpi_constants(b.mdp.r_max, scheme.r_max, scheme.epsilon)
     alpha = np.atleast_1d(rules.cpi_step(advantage, b.gamma, r_max, epsilon))
     if type(scheme) is not CPIPlus:
         return alpha, acts, None
-    return _line_search(b, inv, runs, T, A, rpi, v, acts, alpha)
+    if scheme.line_search == "best" and b.value_estimate == "exact":
+        return _line_search(b, inv, runs, T, A, rpi, v, acts, alpha)
+    return _line_search_accurate(b, scheme.line_search, noise, inv, runs, T, A, rpi, v, acts,
+                                 alpha)
 
 
 def _exclude(b: Batch, T, rpi, acts, owner, steps, values, score, err, best, uncertain):
@@ -172,4 +183,44 @@ def _line_search(b: Batch, inv, runs, T, A, rpi, v, acts, alpha):
         best, _ = choose(owner, score, err)
     v_new[owner[best]] = values[best]
     alpha[owner[best]] = steps[best]
+    return alpha, acts, v_new
+
+
+def _line_search_accurate(b: Batch, rule, noise, inv, runs, T, A, rpi, v, acts, alpha):
+    """CPI+ under the other readings: every candidate's value to VALUE_TOL, then the rule.
+
+    Used for the line-search rules other than "best" and for scores estimated by the noisy
+    projection (ProjectedGreedy(value="estimated")), whose extra noise draws follow the
+    reference's order: each run's candidates by increasing step, then its current policy
+    (rule "largest-improving").
+    """
+    owner, steps = rules.line_search_steps(alpha)
+    v_new = np.zeros((len(v), b.n))
+    if not owner.size:
+        return alpha, acts, v_new
+    values, err = subspace_values(b, inv.B[runs], System(b, T), rpi, v, acts, owner, steps)
+    loose = np.flatnonzero(err > VALUE_TOL)
+    if loose.size:
+        o, x = owner[loose], values[loose]
+        err[loose] = polish(b, inv.B[runs[o]], T[o], rpi[o], acts[o], steps[loose], x)
+        values[loose] = x
+        still = loose[err[loose] > VALUE_TOL]
+        if still.size:
+            values[still] = b.evaluate_mixtures(A, runs, rpi, acts, owner[still], steps[still])
+
+    def scores(x, who):
+        if b.value_estimate == "exact":
+            return x @ b.mdp.start
+        return b.project_nu(b.perturb(x, noise.extra(runs[who]))) @ b.mdp.start
+
+    score = scores(values, owner)
+    baseline = None
+    if rule == "largest-improving":
+        with_candidates = np.unique(owner)
+        base = np.zeros(len(v))
+        base[with_candidates] = scores(v[with_candidates], with_candidates)
+        baseline = base[owner]
+    chosen = rules.choose_steps(owner, score, rule, baseline)
+    v_new[owner[chosen]] = values[chosen]
+    alpha[owner[chosen]] = steps[chosen]
     return alpha, acts, v_new

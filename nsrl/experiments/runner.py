@@ -48,7 +48,7 @@ def compute_shard(sweep: dict, shard: Shard) -> tuple[Shard, dict, float]:
     with threadpool_limits(limits=1, user_api="blas"):
         for scheme in sweep.schemes:
             out = simulate(mdp, scheme, sweep.run_rngs(shard, scheme), K, sweep.noise,
-                           sweep.relative_noise)
+                           "relative" if sweep.relative_noise else "absolute")
             parts.append((scheme, out))
     n = len(parts) * R * K
     columns = {

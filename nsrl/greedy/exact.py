@@ -57,14 +57,47 @@ class ExactGreedy(_ModelOperator):
         return self._result(target, self.rho_array(rho), v)
 
 
+NOISE_MODELS = ("relative", "absolute", "span")
+VALUE_ESTIMATES = ("exact", "estimated")
+
+
+def perturb(v: np.ndarray, u: np.ndarray, noise_model: str) -> np.ndarray:
+    """v + u(iota) by the noise model, for ``u`` drawn U[-iota, iota] (one per state).
+
+    ``"relative"``: ``v(s) (1 + u(s))``, the paper's "10%" read as relative (default);
+    ``"absolute"``: ``v(s) + u(s)``; ``"span"``: ``v(s) + u(s) (max v - min v)``, noise scaled to
+    the value's span. Works on a batch ``v[..., s]`` too (the batched engines call it).
+    """
+    if noise_model == "relative":
+        return v * (1.0 + u)
+    if noise_model == "absolute":
+        return v + u
+    if noise_model == "span":
+        return v + u * (v.max(axis=-1, keepdims=True) - v.min(axis=-1, keepdims=True))
+    raise ValueError(f"noise_model should be one of {', '.join(NOISE_MODELS)}, got "
+                     f"{noise_model!r}; e.g. noise_model='relative'.")
+
+
+def projection_features(phi: np.ndarray, constant_feature: bool) -> np.ndarray:
+    """Phi, with a column of ones appended when ``constant_feature``.
+
+    With the constant feature, the projection keeps the rho-mean of the projected value.
+    """
+    return np.hstack([phi, np.ones((phi.shape[0], 1))]) if constant_feature else phi
+
+
 class ProjectedGreedy(_ModelOperator):
     """The paper's operator greedy(Pi_{Phi,rho}(v + u(iota))).
 
     Args:
         mdp: the FiniteMDP (its ``features`` are Phi unless ``features`` is given).
         noise: amplitude iota of the uniform white noise (paper: 0.1).
-        relative: if True (default, our reading of the paper's "10%"), the perturbed value
-            is ``v(s) (1 + U[-iota, iota])``; if False, ``v(s) + U[-iota, iota]``.
+        noise_model: how the noise enters (:func:`perturb`): ``"relative"`` (default, our
+            reading of the paper's "10%"), ``"absolute"`` or ``"span"``.
+        constant_feature: append a constant feature to Phi (the paper does not).
+        value: what :meth:`value` returns (CPI+'s line-search scores): ``"exact"`` (default,
+            nu v_pi from the model) or ``"estimated"`` (nu Pi_{Phi,nu}(v_pi + u), the
+            operator's own noisy estimate, which draws noise).
         features: Phi, shape (n_states, p); defaults to ``mdp.features``.
 
     The projection is the rho-weighted least-squares fit
@@ -73,7 +106,8 @@ class ProjectedGreedy(_ModelOperator):
     the minimum-norm solution.
     """
 
-    def __init__(self, mdp, noise: float = 0.1, relative: bool = True, features=None):
+    def __init__(self, mdp, noise: float = 0.1, noise_model: str = "relative",
+                 constant_feature: bool = False, value: str = "exact", features=None):
         super().__init__(mdp)
         phi = mdp.features if features is None else np.asarray(features, dtype=np.float64)
         if phi is None:
@@ -83,18 +117,26 @@ class ProjectedGreedy(_ModelOperator):
             )
         if phi.ndim != 2 or phi.shape[0] != mdp.n_states:
             raise ValueError(f"features should have shape ({mdp.n_states}, p), got {phi.shape}.")
-        if not (np.isfinite(noise) and noise >= 0):
-            raise ValueError(f"noise should be a non-negative float, got {noise}.")
-        self.noise, self.relative, self.features = float(noise), bool(relative), phi
+        if isinstance(noise, bool) or not isinstance(noise, (int, float, np.floating)) \
+                or not (np.isfinite(noise) and noise >= 0):
+            raise ValueError(f"noise should be a non-negative finite float, got {noise!r}.")
+        perturb(np.zeros(1), np.zeros(1), noise_model)  # refuses an unknown model
+        if value not in VALUE_ESTIMATES:
+            raise ValueError(f"value should be one of {', '.join(VALUE_ESTIMATES)}, got "
+                             f"{value!r}; e.g. value='exact'.")
+        if not isinstance(constant_feature, (bool, np.bool_)):
+            raise TypeError(f"constant_feature should be a bool, got {constant_feature!r}.")
+        self.noise, self.noise_model, self.value_estimate = float(noise), noise_model, value
+        self.constant_feature = bool(constant_feature)
+        self.features = projection_features(phi, self.constant_feature)
 
     def perturb(self, v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """v + u(iota), relative or absolute uniform white noise."""
+        """v + u(iota) by the noise model (:func:`perturb`); one uniform per state."""
         if self.noise == 0.0:
             return np.array(v)
         if rng is None:
             raise ValueError("ProjectedGreedy draws noise: pass rng=np.random.Generator.")
-        u = rng.uniform(-self.noise, self.noise, size=v.shape)
-        return v * (1.0 + u) if self.relative else v + u
+        return perturb(v, rng.uniform(-self.noise, self.noise, size=v.shape), self.noise_model)
 
     def project(self, v: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """Pi_{Phi,rho} v: the rho-weighted least-squares projection on span(Phi)."""
@@ -108,5 +150,13 @@ class ProjectedGreedy(_ModelOperator):
         v_hat = self.project(self.perturb(self._backend.value(target), rng), rho_arr)
         return self._result(target, rho_arr, v_hat)
 
+    def value(self, policy, rng=None) -> float:
+        """nu v_pi: exact, or the noisy projected estimate (``value="estimated"``)."""
+        v = self._backend.value(policy)
+        if self.value_estimate == "exact":
+            return float(self.mdp.start @ v)
+        return float(self.mdp.start @ self.project(self.perturb(v, rng), self.mdp.start))
 
-__all__ = ["ExactGreedy", "ProjectedGreedy", "greedy_actions"]
+
+__all__ = ["NOISE_MODELS", "VALUE_ESTIMATES", "ExactGreedy", "ProjectedGreedy", "greedy_actions",
+           "perturb", "projection_features"]

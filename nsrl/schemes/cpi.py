@@ -25,7 +25,11 @@ never stops. The step, the stopping test, the candidates and the choice among th
 
 from __future__ import annotations
 
+import numpy as np
+
+from nsrl.exact import backend, q_values
 from nsrl.greedy.base import Occupancy
+from nsrl.policies import action_table, stationary_table
 from nsrl.schemes import rules
 from nsrl.schemes.api import fold_in
 from nsrl.schemes.base import Step
@@ -38,6 +42,9 @@ class CPI:
         epsilon: accuracy in normalised units (default ``1e-3 * R_max`` of the MDP, or 1e-3
             when the operator has no model).
         r_max: bound R on the rewards (default: the operator's MDP ``r_max``, else 1).
+        advantage: what the step and stopping test read (``rules.ADVANTAGE_SOURCES``):
+            ``"operator"`` (default: the greedy operator's estimate, ``Greedy.advantage``) or
+            ``"exact"`` (the true ``d_{pi,nu} (T_{pi'} v_pi - v_pi)``, from the model).
 
     Examples:
         >>> import numpy as np, nsrl
@@ -49,8 +56,10 @@ class CPI:
 
     name = "CPI"
 
-    def __init__(self, epsilon: float | None = None, r_max: float | None = None):
+    def __init__(self, epsilon: float | None = None, r_max: float | None = None,
+                 advantage: str = "operator"):
         self.epsilon = rules.check_epsilon(epsilon)
+        self.advantage = rules.check_advantage(advantage)
         if r_max is not None and not (isinstance(r_max, (int, float)) and r_max > 0):
             raise ValueError(f"r_max should be a positive float or None, got {r_max!r}.")
         self.r_max = r_max
@@ -73,6 +82,16 @@ class CPI:
         """CPI's step for an estimated advantage (value units); 0 when CPI stops."""
         return rules.cpi_step(advantage, *self.constants(operator))
 
+    def advantage_of(self, g, operator) -> float:
+        """The advantage of the greedy policy ``g.policy`` that the step rule reads."""
+        if self.advantage == "operator":
+            return g.advantage
+        mdp = getattr(operator, "mdp", None)
+        if mdp is None:
+            raise ValueError("CPI(advantage='exact') needs the model: the operator has no .mdp; "
+                             "use advantage='operator' with a model-free operator.")
+        return exact_advantage(mdp, self.pi, g.policy)
+
     def choose_step(self, alpha: float, new, operator, rng) -> float:
         """The step actually taken (CPI: the Kakade-Langford step itself)."""
         return alpha
@@ -83,7 +102,7 @@ class CPI:
             return Step(stopped=True, alpha=0.0)
         rho = Occupancy(self.pi)
         g = operator.greedy(self.pi, rho, rng)
-        alpha = self.kakade_step(g.advantage, operator)
+        alpha = self.kakade_step(self.advantage_of(g, operator), operator)
         if alpha == 0.0:
             self.stopped = True
             return Step(target=self.pi, rho=rho, greedy=g, alpha=0.0, stopped=True)
@@ -97,11 +116,19 @@ class CPI:
         return self.pi
 
 
+def exact_advantage(mdp, pi, new) -> float:
+    """d_{pi,nu} (T_{pi'} v_pi - v_pi), pi' = ``new``, with the model (value units)."""
+    b = backend(mdp)
+    q = q_values(mdp, b.value(pi))
+    new_q = q[np.arange(mdp.n_states), action_table(new, mdp)]
+    return float(b.occupancy(pi) @ (new_q - (stationary_table(pi, mdp) * q).sum(axis=1)))
+
+
 class CPIPlus(CPI):
     """CPI+: CPI whose step is chosen among min(2^i alpha_CPI, 1) by estimated nu-value.
 
     Args:
-        epsilon, r_max: as :class:`CPI`.
+        epsilon, r_max, advantage: as :class:`CPI`.
         line_search: how the step is picked among the candidates (``rules.LINE_SEARCH_RULES``):
             ``"best"`` (default: the best estimated nu-value, the smaller step on ties),
             ``"largest-improving"`` or ``"doubling"``.
@@ -110,8 +137,8 @@ class CPIPlus(CPI):
     name = "CPI+"
 
     def __init__(self, epsilon: float | None = None, r_max: float | None = None,
-                 line_search: str = "best"):
-        super().__init__(epsilon, r_max)
+                 advantage: str = "operator", line_search: str = "best"):
+        super().__init__(epsilon, r_max, advantage)
         self.line_search = rules.check_rule(line_search)
 
     def choose_step(self, alpha: float, new, operator, rng) -> float:

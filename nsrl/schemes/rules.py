@@ -28,6 +28,10 @@ START_ACTION = 0  # pi_0 of every scheme, in every state (PSDP starts from the e
 # CPI's accuracy epsilon, in normalised units, when none is given: this fraction of R_max.
 EPSILON_FRACTION = 1e-3
 
+# What CPI's step and stopping test read: the greedy operator's own estimate of the
+# advantage of pi' over pi ("operator"), or the true one from the model ("exact").
+ADVANTAGE_SOURCES = ("operator", "exact")
+
 # How CPI+ picks its step among the candidates min(2^i alpha, 1) (the paper's footnote says
 # only "a crude line-search mechanism"):
 #   "best": the candidate with the best score, the smallest step on ties;
@@ -118,6 +122,14 @@ def line_search_steps(alpha) -> tuple[np.ndarray, np.ndarray]:
     start = np.cumsum(count) - count
     i = np.arange(owner.size) - np.repeat(start, count)
     return owner, np.minimum(1.0, np.repeat(a, count) * 2.0**i)
+
+
+def check_advantage(source: str) -> str:
+    """An advantage source of :data:`ADVANTAGE_SOURCES`, or ValueError naming them."""
+    if source not in ADVANTAGE_SOURCES:
+        raise ValueError(f"advantage should be one of {', '.join(ADVANTAGE_SOURCES)}, got "
+                         f"{source!r}; e.g. advantage='operator'.")
+    return source
 
 
 def check_rule(rule: str) -> str:

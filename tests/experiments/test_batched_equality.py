@@ -6,6 +6,8 @@ every solver branch an engine can take: the branch is chosen by passing a
 fast. A separate check makes sure each branch is really taken.
 """
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,43 @@ def test_each_branch_is_taken(monkeypatch, branch_name, scheme, probe):
     simulate(nsrl.garnet(*shape, seed=11), scheme, [np.random.default_rng(0)], 4,
              solvers=solvers)
     assert calls, f"{scheme} on branch {branch_name} never called {probe}"
+
+
+# Every reading of what the paper leaves unsaid (docs/decisions.md), one at a time: operator
+# options apply to every scheme, the CPI options to the schemes that take them.
+OPERATOR_READINGS = [{"noise_model": m} for m in ("absolute", "span")] + [
+    {"constant_feature": True}, {"value": "estimated"}, {"noise": 0.0}]
+CPI_READINGS = [{"advantage": "exact"}, {"epsilon": 0.05}] + [
+    {"line_search": r} for r in ("largest-improving", "doubling")] + [
+    {"line_search": "largest-improving", "advantage": "exact"}]
+
+
+def takes(cls, option: str) -> bool:
+    return option in inspect.signature(cls).parameters
+
+
+def check_equal(mdp, scheme_factory, operator_options, n_runs=3, k=12):
+    ref = [nsrl.run(scheme_factory(), nsrl.ProjectedGreedy(mdp, **operator_options), k,
+                    rng=np.random.default_rng(100 + i)) for i in range(n_runs)]
+    out = simulate(mdp, scheme_factory(), [np.random.default_rng(100 + i) for i in range(n_runs)],
+                   k, **operator_options)
+    np.testing.assert_allclose(out["loss"], [h.losses for h in ref], rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(out["memory"], [h.memory for h in ref])
+    np.testing.assert_allclose(out["step"], [h.steps for h in ref], atol=1e-12)
+
+
+@pytest.mark.parametrize("options", OPERATOR_READINGS, ids=lambda o: repr(o))
+@pytest.mark.parametrize("name", registered_names())
+def test_operator_readings_are_equal_in_both_engines(name, options):
+    check_equal(nsrl.garnet(14, 3, 2, seed=5), lambda: make_scheme(name), options)
+
+
+@pytest.mark.parametrize("options", CPI_READINGS, ids=lambda o: repr(o))
+@pytest.mark.parametrize("value", ["exact", "estimated"])
+@pytest.mark.parametrize("name", [e.base for e in SCHEMES.values() if takes(e.cls, "advantage")])
+@pytest.mark.parametrize("shape", [(14, 3, 1), (16, 3, 2)], ids=["b1", "b2"])
+def test_cpi_readings_are_equal_in_both_engines(shape, name, value, options):
+    cls = make_scheme(name).__class__
+    if "line_search" in options and not takes(cls, "line_search"):
+        pytest.skip(f"{name} has no line search")
+    check_equal(nsrl.garnet(*shape, seed=9), lambda: cls(**options), {"value": value})

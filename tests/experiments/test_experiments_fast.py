@@ -11,9 +11,10 @@ from nsrl.schemes import make_scheme
 
 def test_fast_path_absolute_noise_matches_reference():
     mdp = nsrl.garnet(12, 2, 2, seed=5)
-    ref = nsrl.run(nsrl.NSPI(3), nsrl.ProjectedGreedy(mdp, noise=0.5, relative=False), 8,
+    ref = nsrl.run(nsrl.NSPI(3), nsrl.ProjectedGreedy(mdp, noise=0.5, noise_model="absolute"), 8,
                    rng=np.random.default_rng(0))
-    out = simulate(mdp, "nspi(3)", [np.random.default_rng(0)], 8, noise=0.5, relative=False)
+    out = simulate(mdp, "nspi(3)", [np.random.default_rng(0)], 8, noise=0.5,
+                   noise_model="absolute")
     np.testing.assert_allclose(out["loss"][0], ref.losses, atol=1e-8)
 
 

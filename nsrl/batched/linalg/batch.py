@@ -19,6 +19,7 @@ from nsrl.batched.linalg import krylov
 from nsrl.batched.linalg.krylov import row_dot
 from nsrl.batched.linalg.solvers import DEFAULT, Solvers
 from nsrl.exact import backend
+from nsrl.greedy.exact import VALUE_ESTIMATES, perturb, projection_features
 
 
 @njit(cache=True)
@@ -150,21 +151,29 @@ class Batch:
     Args:
         mdp: the FiniteMDP (with features: the paper's projected operator needs Phi).
         noise: amplitude iota of the uniform noise (ProjectedGreedy's ``noise``).
-        relative: relative noise ``v (1 + u)`` (default) or absolute ``v + u``.
+        noise_model: ProjectedGreedy's ``noise_model``.
+        constant_feature: ProjectedGreedy's ``constant_feature``.
+        value: ProjectedGreedy's ``value`` (how CPI+'s candidates are scored).
         solvers: the solver thresholds (:class:`nsrl.batched.linalg.solvers.Solvers`).
     """
 
-    def __init__(self, mdp, noise: float = 0.1, relative: bool = True, solvers: Solvers = DEFAULT):
+    def __init__(self, mdp, noise: float = 0.1, noise_model: str = "relative",
+                 constant_feature: bool = False, value: str = "exact",
+                 solvers: Solvers = DEFAULT):
         if mdp.features is None:
             raise ValueError("the fast path runs the projected operator: the MDP needs features.")
-        self.mdp, self.noise, self.relative = mdp, float(noise), bool(relative)
-        self.solvers = solvers
+        perturb(np.zeros(1), np.zeros(1), noise_model)  # refuses an unknown model
+        if value not in VALUE_ESTIMATES:
+            raise ValueError(f"value should be one of {', '.join(VALUE_ESTIMATES)}, got "
+                             f"{value!r}; e.g. value='exact'.")
+        self.mdp, self.noise, self.noise_model = mdp, float(noise), noise_model
+        self.value_estimate, self.solvers = value, solvers
         self.n, self.gamma = mdp.n_states, mdp.gamma
         self.nxt, self.probs = mdp.successors
         self.R = np.ascontiguousarray(mdp.R, dtype=np.float64)
         # precision of the LU factors (:meth:`factor`), and of systems kept only to be factored
         self.lu_dtype = np.float32 if self.n >= solvers.mixed_min_states else np.float64
-        self.phi = mdp.features
+        self.phi = projection_features(mdp.features, constant_feature)
         self.states = np.arange(self.n)
         self.v_star = backend(mdp).optimal_value()
         self.mu = np.full(self.n, 1.0 / self.n)
@@ -174,17 +183,13 @@ class Batch:
         # Pi_{Phi,nu} is the same for every run: theta = pinv(sqrt(nu) Phi) sqrt(nu) v.
         self.pinv_nu = np.linalg.pinv(w[:, None] * self.phi)
 
-    def draws(self, rngs, n_iterations: int) -> np.ndarray:
-        """Each run's noise u[r, k, s] in the order ProjectedGreedy.perturb draws it."""
-        if self.noise == 0.0:
-            return np.zeros((len(rngs), n_iterations, self.n))
-        return np.stack(
-            [rng.uniform(-self.noise, self.noise, size=(n_iterations, self.n)) for rng in rngs]
-        )
+    def draws(self, rngs, n_iterations: int, lazy: bool = False) -> Noise:
+        """Each run's noise in the order ProjectedGreedy draws it (:class:`Noise`)."""
+        return Noise(self, list(rngs), n_iterations, lazy)
 
     def perturb(self, V: np.ndarray, U: np.ndarray) -> np.ndarray:
-        """v + u(iota) for every run (ProjectedGreedy.perturb)."""
-        return V * (1.0 + U) if self.relative else V + U
+        """v + u(iota) for every run (nsrl.greedy.exact.perturb, as ProjectedGreedy)."""
+        return perturb(V, U, self.noise_model)
 
     def q(self, V: np.ndarray) -> np.ndarray:
         """Q[r, s, a] = R[s, a] + gamma sum_j p_j V[r, next_j] (nsrl.exact.q_values)."""
@@ -415,3 +420,37 @@ class Batch:
     def loss(self, V: np.ndarray) -> np.ndarray:
         """mu (v* - v) with mu uniform, for every run."""
         return (self.v_star - V) @ self.mu
+
+
+class Noise:
+    """The runs' noise draws u[r, k, s] ~ U[-iota, iota], in ProjectedGreedy's order.
+
+    ``noise[runs, k]`` is iteration k's greedy draw for ``runs``. Drawn up front by default
+    (one Generator call of shape (K, n) per run gives the same numbers as K calls of n);
+    ``lazy`` draws when asked instead, because a run whose operator also estimates values
+    (CPI+ scoring by ``value="estimated"``) draws a data-dependent number of vectors in
+    between: :meth:`extra`.
+    """
+
+    def __init__(self, batch: Batch, rngs: list, n_iterations: int, lazy: bool):
+        self.n, self.rngs, self.iota, self.lazy = batch.n, rngs, batch.noise, lazy
+        self.shape = (len(rngs), n_iterations, batch.n)
+        self._draw = (lambda rng, size: np.zeros(size)) if self.iota == 0.0 else (
+            lambda rng, size: rng.uniform(-self.iota, self.iota, size=size))
+        self.U = None if lazy else (np.zeros(self.shape) if self.iota == 0.0 else np.stack(
+            [self._draw(rng, (n_iterations, batch.n)) for rng in rngs]))
+
+    def __getitem__(self, key) -> np.ndarray:
+        runs, k = key
+        if not self.lazy:
+            return self.U[runs, k]
+        return self.extra(np.arange(len(self.rngs))[runs])
+
+    def extra(self, runs) -> np.ndarray:
+        """One more draw for each entry of ``runs``, in order (lazy noise only)."""
+        if not self.lazy:
+            raise ValueError("extra draws need Noise(lazy=True).")
+        out = np.empty((len(runs), self.n))
+        for i, r in enumerate(runs):
+            out[i] = self._draw(self.rngs[r], self.n)
+        return out

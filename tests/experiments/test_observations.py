@@ -1,0 +1,65 @@
+"""Section 5's observations as checks: they hold on tables built to satisfy them, and each
+fails when the table contradicts it."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nsrl.experiments.observations import markdown_table, observations
+
+# Final mean loss and within-MDP std of each scheme in a table where every observation of
+# the paper holds (PSDP best and least variable, NSPI(m) from API towards PSDP, ...).
+PAPER_LIKE = {
+    "API": (30.0, 6.0), "API(0.1)": (21.0, 1.5), "CPI+": (20.0, 1.6), "CPI(0.1)": (20.4, 1.2),
+    "NSPI(5)": (24.0, 3.0), "NSPI(10)": (21.5, 2.0), "NSPI(30)": (19.4, 1.0),
+    "PSDP": (18.8, 0.5),
+}
+
+
+def table(levels=PAPER_LIKE, stopped=(0.8, 1.0), n_mdps=6, seed=0):
+    """A per-MDP table (nsrl.experiments.stats.per_mdp's columns) with the given levels; the
+    differences between schemes shrink with the branching factor, as the paper says."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in (50, 100, 200):
+        for a in (2, 5, 10):
+            for b, shrink in ((1, 1.0), (2, 0.6), (10, 0.2)):
+                for mdp in range(n_mdps):
+                    base = rng.uniform(10, 14)
+                    for scheme, (mean, std) in levels.items():
+                        value = base + shrink * mean + rng.normal(0, 0.05)
+                        for k, frac in ((10, stopped[0]), (20, stopped[1]), (100, 1.0)):
+                            rows.append((s, a, b, mdp, scheme, k, value, std * rng.uniform(0.9,
+                                         1.1), 5, frac if scheme == "CPI+" else 0.0))
+    return pd.DataFrame(rows, columns=["n_states", "n_actions", "branching", "mdp", "scheme",
+                                       "iteration", "mean", "std", "runs", "stopped"])
+
+
+def verdicts(pm):
+    return dict(zip(*observations(pm)[["observation", "holds"]].T.values, strict=True))
+
+
+def test_every_observation_holds_on_a_table_built_to_satisfy_them():
+    assert verdicts(table()) == {k: True for k in ("O1", "O2", "O3", "O4", "O5", "O6", "C")}
+
+
+@pytest.mark.parametrize("change, broken", [
+    ({"API": (17.0, 6.0)}, {"O1", "O4", "O5", "C"}),  # API the best: PSDP not, nothing beats it
+    ({"PSDP": (18.8, 3.0)}, {"O4"}),  # PSDP as variable as the others
+    ({"NSPI(10)": (25.0, 2.0)}, {"O5"}),  # NSPI(m) not monotone in m
+    ({"API(0.1)": (28.0, 1.5)}, {"O3"}),  # API(0.1) far from CPI(0.1)
+])
+def test_an_observation_fails_when_the_table_contradicts_it(change, broken):
+    got = verdicts(table({**PAPER_LIKE, **change}))
+    assert {k for k, v in got.items() if not v} == broken
+
+
+def test_cpi_plus_must_stop_early_for_o2():
+    assert verdicts(table(stopped=(0.3, 0.7)))["O2"] is False
+
+
+def test_missing_schemes_are_reported_not_judged():
+    pm = table({k: v for k, v in PAPER_LIKE.items() if k in ("API", "PSDP")})
+    got = verdicts(pm)
+    assert got["O2"] is None and got["O5"] is None and got["O1"] is True
+    assert "n/a" in markdown_table(observations(pm))
