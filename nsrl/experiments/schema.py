@@ -23,6 +23,7 @@ expected, what was received and an example built from the default.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import numbers
@@ -84,6 +85,7 @@ def parse_annotation(annotation) -> Kind:
                     f"bool, str, tuple[X, ...] of them and X | None.")
 
 
+@functools.cache
 def schema(cls) -> dict[str, tuple[Kind, Rule]]:
     """Every field of the dataclass ``cls``: name -> (kind, rule); TypeError if unsupported."""
     hints = typing.get_type_hints(cls)
