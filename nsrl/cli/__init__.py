@@ -3,13 +3,16 @@
 Every module of this package that defines ``add_parser(subparsers)`` adds its subcommands
 (found by :func:`pkgutil.iter_modules`, no list to keep up to date); each subcommand sets
 ``func(args)``. Input errors (:class:`UsageError`) print one line on stderr and exit with
-status 2; any other exception is a bug and keeps its traceback.
+status 2; a closed output pipe (``nsrl ... | head``) ends quietly with status 141 (128 +
+SIGPIPE, as a shell reports for a command cut off by its reader); any other exception is a
+bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -39,13 +42,35 @@ def main(argv=None) -> int:
     """Entry point of the ``nsrl`` console script."""
     try:
         args = build_parser().parse_args(argv)
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
     except UsageError as exc:
-        print(f"nsrl: error: {exc}", file=sys.stderr)
+        _say(f"nsrl: error: {exc}")
         return 2
     except KeyboardInterrupt:
-        print("nsrl: interrupted", file=sys.stderr)
+        _say("nsrl: interrupted")
         return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141
+
+
+def _say(line: str) -> None:
+    """One line on stderr, even if stderr is itself a closed pipe."""
+    try:
+        print(line, file=sys.stderr)
+    except BrokenPipeError:
+        pass
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: Python's exit would flush into the closed pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (e.g. captured)
+        pass
 
 
 if __name__ == "__main__":

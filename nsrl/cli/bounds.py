@@ -13,7 +13,7 @@ import json
 
 import numpy as np
 
-from nsrl.cli.common import UsageError, add_problem_arguments, load_problem
+from nsrl.cli.common import add_problem_arguments, integer, load_problem, real
 
 _SHOWN = 10  # coefficients c(i) printed in text mode
 
@@ -25,10 +25,6 @@ def _number(x: float):
 def _cmd_bounds(args) -> int:
     from nsrl.theory.concentrability import concentrability
 
-    if args.m < 1:
-        raise UsageError(f"--m should be a positive int, got {args.m}; e.g. --m 5.")
-    if not args.tol > 0:
-        raise UsageError(f"--tol should be > 0, got {args.tol}; e.g. --tol 1e-4.")
     mdp = load_problem(args)
     conc = concentrability(mdp, m=(args.m,), tol=args.tol)
     constants = conc.summary(args.m)
@@ -60,7 +56,9 @@ def add_parser(subparsers) -> None:
     """Register ``nsrl bounds``."""
     p = subparsers.add_parser("bounds", help="concentrability constants (Definition 1, Figure 2)")
     add_problem_arguments(p)
-    p.add_argument("--m", type=int, default=5, help="period m of C(1,m), C(2,m,k) (default 5)")
-    p.add_argument("--tol", type=float, default=1e-4, help="accuracy of the constants (1e-4)")
+    p.add_argument("--m", type=integer(1), default=5,
+                   help="period m of C(1,m), C(2,m,k) (default 5)")
+    p.add_argument("--tol", type=real(0, low_open=True), default=1e-4,
+                   help="accuracy of the constants (1e-4)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_bounds)

@@ -1,9 +1,18 @@
-"""What every ``nsrl`` subcommand shares: usage errors and the problem arguments."""
+"""What every ``nsrl`` subcommand shares: usage errors, typed options, problem arguments.
+
+Numeric options are parsed by :func:`integer` and :func:`real`, which refuse out-of-range
+values while parsing, so the error names the option (``argument --seed: should be an int
+>= 0, got '-1'``) and nothing has been computed or written yet.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import math
+import os
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
 
 
 class UsageError(ValueError):
@@ -13,6 +22,92 @@ class UsageError(ValueError):
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one clear line, exit 2 (argparse prints usage otherwise)
         raise UsageError(message)
+
+
+def _bounds(low, high, low_open: bool, high_open: bool) -> str:
+    if low is not None and high is not None:
+        return f" in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    if low is not None:
+        return f" {'>' if low_open else '>='} {low:g}"
+    return f" {'<' if high_open else '<='} {high:g}" if high is not None else ""
+
+
+def integer(low: int | None = None, high: int | None = None):
+    """An argparse ``type``: an int in [low, high]; exact scientific notation is taken (1e6)."""
+    what = "an int" + _bounds(low, high, False, False)
+
+    def parse(text: str) -> int:
+        try:
+            d = Decimal(text.strip())
+            ok = d.is_finite() and d == d.to_integral_value()
+        except InvalidOperation:
+            ok = False
+        if not ok or (low is not None and d < low) or (high is not None and d > high):
+            raise argparse.ArgumentTypeError(f"should be {what}, got {text!r}")
+        return int(d)
+
+    parse.__name__ = "int"
+    return parse
+
+
+def real(low: float | None = None, high: float | None = None, *, low_open: bool = False,
+         high_open: bool = False):
+    """An argparse ``type``: a finite float between low and high (open ends if asked)."""
+    what = "a finite number" + _bounds(low, high, low_open, high_open)
+
+    def parse(text: str) -> float:
+        try:
+            x = float(text)
+        except ValueError:
+            x = math.nan
+        ok = math.isfinite(x) and (low is None or (x > low if low_open else x >= low)) and (
+            high is None or (x < high if high_open else x <= high))
+        if not ok:
+            raise argparse.ArgumentTypeError(f"should be {what}, got {text!r}")
+        return x
+
+    parse.__name__ = "float"
+    return parse
+
+
+def npz_target(text: str, option: str = "--out") -> Path:
+    """The file ``numpy.savez`` writes for ``text`` (``.npz`` appended if missing), checked.
+
+    Raises:
+        UsageError: the path names a folder, or cannot be created or written.
+    """
+    from nsrl.experiments.storage import check_folder
+
+    path = Path(text if text.endswith(".npz") else text + ".npz")
+    if text.endswith(("/", os.sep)) or Path(text).is_dir() or path.is_dir():
+        folder = text.rstrip("/" + os.sep) or text
+        raise UsageError(f"{option} {text} is a folder; give a file name, e.g. "
+                         f"{option} {Path(folder) / 'garnet.npz'}.")
+    with user_input():
+        check_folder(path.parent, f"{option} {text}")
+    return path
+
+
+def check_sample_memory(operator: str, mdp, transitions: int, representation, what: str,
+                        fix: str) -> None:
+    """Refuse a sample-based operator whose ``transitions`` per greedy call cannot fit.
+
+    Bytes per transition of one greedy call, measured with tracemalloc on Garnets (n_S =
+    50-200): LSTD-Q keeps ~3 feature rows of n_A p floats per transition (540 and 3 830 bytes
+    at n_A p = 20 and 200); the rollout operators only per-state arrays (1.1-1.8 bytes).
+
+    Raises:
+        ValueError: the estimate exceeds the available memory (message: ``what``, ``fix``).
+    """
+    from nsrl.model.memory import check_memory
+
+    if operator == "lstdq":
+        p = (mdp.n_states if representation == "onehot" or mdp.features is None
+             else mdp.features.shape[1])
+        per = 3 * mdp.n_actions * p * 8 + 64
+    else:
+        per = 4 if operator.startswith("rollout") else 0
+    check_memory(transitions * per, f"{what} with {operator}", fix)
 
 
 def parse_garnet(text: str) -> tuple[int, int, int]:
@@ -54,9 +149,12 @@ def add_problem_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--garnet", metavar="S,A,B", help="a Garnet with S states, A actions, B succ.")
     g.add_argument("--mdp", metavar="FILE.npz", help="an MDP saved with `nsrl garnet`")
-    p.add_argument("--mdp-seed", type=int, default=0, help="Garnet instance seed (default 0)")
-    p.add_argument("--features", type=int, default=None, help="number of features p (S // 10)")
-    p.add_argument("--gamma", type=float, default=0.99, help="discount (default 0.99)")
+    p.add_argument("--mdp-seed", type=integer(0), default=0,
+                   help="Garnet instance seed (default 0)")
+    p.add_argument("--features", type=integer(1), default=None,
+                   help="number of features p (S // 10)")
+    p.add_argument("--gamma", type=real(0, 1, low_open=True, high_open=True), default=0.99,
+                   help="discount (default 0.99)")
 
 
 @contextlib.contextmanager

@@ -9,9 +9,15 @@ See :mod:`nsrl.experiments.compare` for the learners, the table and the figure.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from nsrl.cli.common import UsageError, add_problem_arguments, load_problem, user_input
+from nsrl.cli.common import (
+    UsageError,
+    add_problem_arguments,
+    check_sample_memory,
+    integer,
+    load_problem,
+    user_input,
+)
 
 
 def _split(text: str) -> list[str]:
@@ -27,23 +33,35 @@ def _split(text: str) -> list[str]:
     return [x for x in out + [cur.strip()] if x]
 
 
-def _cmd_compare(args) -> int:
-    if args.budget < 1 or args.seeds < 1 or args.iterations < 1:
-        raise UsageError(f"--budget, --seeds and --iterations should be >= 1, got "
-                         f"{args.budget}, {args.seeds}, {args.iterations}.")
-    from nsrl.experiments.compare import compare, load_sb3, plot, scheme_learner
+def _names(option: str, text: str) -> list[str]:
+    names = _split(text)
+    if not names:
+        raise UsageError(f"{option} is empty; give at least one name, e.g. "
+                         f"{option} {_DEFAULTS[option]}.")
+    return names
 
-    mdp = load_problem(args)
-    learners = {}
+
+def _cmd_compare(args) -> int:
+    from nsrl.experiments.compare import compare, load_sb3, plot, scheme_learner
+    from nsrl.experiments.storage import check_folder
+
+    schemes, operators = _names("--schemes", args.schemes), _names("--operators", args.operators)
     with user_input():
-        for scheme in _split(args.schemes):
-            for op in _split(args.operators):
+        out = check_folder(args.out)
+        mdp = load_problem(args)
+        learners = {}
+        for scheme in schemes:
+            for op in operators:
                 learners[f"{scheme}/{op}"] = scheme_learner(
                     scheme, op, args.iterations, horizon=args.horizon,
                     features=args.representation)
         if args.sb3:
             learners.update(load_sb3(_split(args.sb3)))
-    out = Path(args.out)
+        per_call = max(1, args.budget // args.iterations)  # as scheme_learner draws them
+        for op in operators:
+            check_sample_memory(op, mdp, per_call, args.representation,
+                                f"--budget {args.budget} ({per_call:,} transitions per greedy "
+                                f"call, budget / iterations)", "lower --budget")
     out.mkdir(parents=True, exist_ok=True)
     df = compare(mdp, learners, args.budget, range(args.seed, args.seed + args.seeds),
                  progress=lambda n, s: print(f"  {n} seed {s}", file=sys.stderr))
@@ -57,21 +75,25 @@ def _cmd_compare(args) -> int:
     return 0
 
 
+_DEFAULTS = {"--schemes": "api,cpi(0.1),nspi(5)", "--operators": "rollout-csc,lstdq,exact"}
+
+
 def add_parser(subparsers) -> None:
     """Register ``nsrl compare``."""
     p = subparsers.add_parser("compare", help="exact loss vs samples: sample-based vs exact")
     add_problem_arguments(p)
-    p.add_argument("--schemes", default="api,cpi(0.1),nspi(5)", help="comma-separated schemes")
-    p.add_argument("--operators", default="rollout-csc,lstdq,exact",
+    p.add_argument("--schemes", default=_DEFAULTS["--schemes"], help="comma-separated schemes")
+    p.add_argument("--operators", default=_DEFAULTS["--operators"],
                    help="rollout-csc, rollout-reg, lstdq, exact, projected")
-    p.add_argument("--budget", type=int, default=100_000, help="transitions per run")
-    p.add_argument("--iterations", type=int, default=20, help="scheme iterations per run (20)")
-    p.add_argument("--horizon", type=int, default=None,
+    p.add_argument("--budget", type=integer(1), default=100_000, help="transitions per run")
+    p.add_argument("--iterations", type=integer(1), default=20,
+                   help="scheme iterations per run (20)")
+    p.add_argument("--horizon", type=integer(1), default=None,
                    help="rollout horizon H (default: geometric, unbiased)")
     p.add_argument("--representation", choices=["phi", "onehot"], default=None,
                    help="state features of the sample-based operators (default: Phi)")
-    p.add_argument("--seeds", type=int, default=3, help="runs per learner (3)")
-    p.add_argument("--seed", type=int, default=0, help="first run seed (0)")
+    p.add_argument("--seeds", type=integer(1), default=3, help="runs per learner (3)")
+    p.add_argument("--seed", type=integer(0), default=0, help="first run seed (0)")
     p.add_argument("--sb3", default="", help="also SB3 learners, e.g. ppo,a2c,dqn")
     p.add_argument("--out", required=True, help="output directory")
     p.set_defaults(func=_cmd_compare)

@@ -12,19 +12,31 @@ import sys
 
 import numpy as np
 
-from nsrl.cli.common import UsageError, add_problem_arguments, load_problem, user_input
+from nsrl.cli.common import (
+    UsageError,
+    add_problem_arguments,
+    check_sample_memory,
+    integer,
+    load_problem,
+    npz_target,
+    real,
+    user_input,
+)
 
 ORDER = 0  # listed first in ``nsrl --help``
+NOISE_MAX = 1e6  # as nsrl.experiments.presets.NOISE_MAX (not imported: it loads the schemes)
 
 
 def _cmd_garnet(args) -> int:
     from nsrl.model.garnet import garnet
 
+    path = npz_target(args.out)  # what numpy writes: --out noext writes noext.npz
     with user_input():
         mdp = garnet(args.states, args.actions, args.branching, args.features, args.gamma,
                      seed=args.seed)
-    mdp.save(args.out)
-    print(f"wrote {mdp!r} to {args.out}", file=sys.stderr)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mdp.save(path)
+    print(f"wrote {mdp!r} to {path}", file=sys.stderr)
     return 0
 
 
@@ -50,8 +62,8 @@ def _sample_operator(name: str):
     def factory(args, mdp):
         from nsrl.experiments.compare import sample_operator
 
-        if args.samples < 1:
-            raise UsageError(f"--samples should be >= 1, got {args.samples}.")
+        check_sample_memory(name, mdp, args.samples, None, f"--samples {args.samples}",
+                            "lower --samples")
         return sample_operator(name, mdp, args.samples)
 
     return factory
@@ -64,10 +76,6 @@ OPERATORS: dict = {name: _sample_operator(name) for name in ("rollout-csc", "rol
 def _cmd_run(args) -> int:
     from nsrl.schemes import make_scheme, run
 
-    if args.iterations < 1:
-        raise UsageError(f"--iterations should be >= 1, got {args.iterations}.")
-    if args.noise < 0:
-        raise UsageError(f"--noise should be >= 0, got {args.noise}.")
     with user_input():
         scheme = make_scheme(args.scheme)
         mdp = load_problem(args)
@@ -94,26 +102,27 @@ def _cmd_run(args) -> int:
 def add_parser(sub) -> None:
     """Register ``nsrl garnet`` and ``nsrl run``."""
     p = sub.add_parser("garnet", help="draw a Garnet MDP and save it as .npz")
-    p.add_argument("--states", type=int, required=True)
-    p.add_argument("--actions", type=int, required=True)
-    p.add_argument("--branching", type=int, required=True)
-    p.add_argument("--features", type=int, default=None)
-    p.add_argument("--gamma", type=float, default=0.99)
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--out", required=True)
+    p.add_argument("--states", type=integer(1), required=True)
+    p.add_argument("--actions", type=integer(1), required=True)
+    p.add_argument("--branching", type=integer(1), required=True)
+    p.add_argument("--features", type=integer(1), default=None)
+    p.add_argument("--gamma", type=real(0, 1, low_open=True, high_open=True), default=0.99)
+    p.add_argument("--seed", type=integer(0), required=True)
+    p.add_argument("--out", required=True, help="file to write (.npz is appended if missing)")
     p.set_defaults(func=_cmd_garnet)
 
     p = sub.add_parser("run", help="run one scheme and print its losses")
     p.add_argument("--scheme", required=True, help="api, api(0.1), cpi, cpi(0.1), cpi+, psdp, "
                    "nspi(5)")
     add_problem_arguments(p)
-    p.add_argument("--iterations", type=int, default=100)
-    p.add_argument("--noise", type=float, default=0.1, help="noise amplitude iota (0.1)")
+    p.add_argument("--iterations", type=integer(1), default=100)
+    p.add_argument("--noise", type=real(0, NOISE_MAX), default=0.1,
+                   help="noise amplitude iota (0.1)")
     p.add_argument("--operator", default="projected",
                    help="greedy operator: exact, projected (default), rollout-csc, rollout-reg, "
                    "lstdq")
-    p.add_argument("--samples", type=int, default=10_000,
+    p.add_argument("--samples", type=integer(1), default=10_000,
                    help="transitions per greedy call of a sample-based operator (10000)")
-    p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    p.add_argument("--seed", type=integer(0), default=0, help="run seed (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_run)

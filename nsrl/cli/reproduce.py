@@ -11,7 +11,7 @@ from __future__ import annotations
 import signal
 import sys
 
-from nsrl.cli.common import UsageError, user_input
+from nsrl.cli.common import UsageError, integer, user_input
 
 
 def add_parser(sub) -> None:
@@ -20,11 +20,13 @@ def add_parser(sub) -> None:
     p.add_argument("--preset", default="quick",
                    help="quick (default, < 2 min), paper (the full protocol) or a TOML file")
     p.add_argument("--out", required=True, help="output folder (table, figures, summary)")
-    p.add_argument("--jobs", type=int, default=1, help="local worker processes (default 1)")
-    p.add_argument("--backend", default="loky", help="loky (default), dask or sequential")
+    p.add_argument("--jobs", type=integer(1), default=1, help="local worker processes (default 1)")
+    p.add_argument("--backend", default="loky", choices=("loky", "dask", "sequential"),
+                   help="loky (default), dask or sequential")
     p.add_argument("--scheduler", default=None, help="dask scheduler address (--backend dask)")
     p.add_argument("--resume", action="store_true", help="continue a folder of the same sweep")
-    p.add_argument("--limit", type=int, default=None, help="compute at most N shards, then stop")
+    p.add_argument("--limit", type=integer(1), default=None,
+                   help="compute at most N shards, then stop")
     p.add_argument("--no-plot", action="store_true", help="skip statistics and figures")
     p.set_defaults(func=_cmd_reproduce)
 
@@ -35,29 +37,22 @@ def add_parser(sub) -> None:
 
 def _cmd_reproduce(args) -> int:
     from nsrl.experiments.presets import load_sweep
-    from nsrl.experiments.runner import BACKENDS, run_sweep
-    from nsrl.experiments.storage import Store as open_store
+    from nsrl.experiments.runner import check_run, run_sweep
 
-    if args.jobs < 1:
-        raise UsageError(f"--jobs should be >= 1, got {args.jobs}.")
-    if args.backend not in BACKENDS:
-        raise UsageError(f"--backend should be one of {', '.join(BACKENDS)}, got {args.backend!r}.")
-    if args.backend == "dask" and not args.scheduler:
-        raise UsageError("--backend dask needs --scheduler ADDRESS, e.g. tcp://127.0.0.1:8786.")
-    if args.limit is not None and args.limit < 1:
-        raise UsageError(f"--limit should be >= 1, got {args.limit}.")
-    with user_input():
+    options = dict(jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
+                   resume=args.resume, limit=args.limit)
+    with user_input():  # every check before anything is written (manifest included)
         sweep = load_sweep(args.preset)
+        check_run(sweep, args.out, **options)
     # SIGTERM (kill PID) ends like Ctrl-C: the session's wall time is logged on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print(f"nsrl reproduce: sweep {sweep.name!r}, {len(sweep.shards())} shards, "
           f"{sweep.scheme_iterations:,} scheme-iterations -> {args.out}", file=sys.stderr)
-    with user_input():
-        store = open_store(args.out, sweep, resume=args.resume)
-    result = run_sweep(sweep, store, jobs=args.jobs, backend=args.backend,
-                       scheduler=args.scheduler, progress=True, limit=args.limit)
+    result = run_sweep(sweep, args.out, progress=True, **options)
+    rest = result["total"] - result["done"]
     print(f"computed {result['computed']} shards in {result['wall_time']:.1f} s; "
-          f"{result['done']}/{result['total']} done", file=sys.stderr)
+          f"{result['done']}/{result['total']} shards done (on disk, intact)"
+          + (f"; {rest} to go: rerun with --resume" if rest else ""), file=sys.stderr)
     if not args.no_plot:
         _plot(args.out)
     return 0
@@ -69,10 +64,16 @@ def _cmd_plot(args) -> int:
 
 
 def _plot(out) -> None:
-    from nsrl.experiments.report import write_report
+    from nsrl.experiments.report import NoIntactShard, write_report
     from nsrl.experiments.storage import open_results
 
     with user_input():
         open_results(out)  # a folder nsrl reproduce wrote, or a one-line error
-    written = write_report(out)
+    try:
+        written, coverage = write_report(out)
+    except NoIntactShard as exc:  # nothing to plot (the message says why); not a bug
+        raise UsageError(str(exc)) from None
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    print(f"statistics of {coverage.intact}/{coverage.total} shards (intact)", file=sys.stderr)
+    if coverage.excluded:
+        print(f"nsrl plot: warning: {coverage.problem()}.", file=sys.stderr)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import tomllib
 import zlib
 from dataclasses import dataclass
@@ -22,7 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
+from nsrl.experiments.schema import conform_fields, spec
 from nsrl.schemes import PAPER_SCHEMES, make_scheme
+
+_SHARD_NAME = re.compile(r"s(\d+)_a(\d+)_b(\d+)_m(\d+)")
 
 
 @dataclass(frozen=True)
@@ -39,43 +43,64 @@ class Shard:
         """File stem, e.g. ``s050_a02_b01_m007``."""
         return f"s{self.n_states:03d}_a{self.n_actions:02d}_b{self.branching:02d}_m{self.mdp:03d}"
 
+    @classmethod
+    def from_name(cls, name: str) -> Shard | None:
+        """The shard of a file stem (inverse of :attr:`name`), or None if it is not one."""
+        match = _SHARD_NAME.fullmatch(name)
+        if not match:
+            return None
+        shard = cls(*(int(x) for x in match.groups()))
+        return shard if shard.name == name else None
+
+
+# Relative noise amplitudes beyond this only drown the values more (at 1e6 the greedy choice
+# is already uniformly random) and approach float64 overflow (noise 1e308: OverflowError).
+NOISE_MAX = 1e6
+# Each shard is a file and an entry of the runner's lists: a million is far beyond any
+# protocol (the paper's has 810) and still fits in memory.
+MAX_SHARDS = 1_000_000
+
 
 @dataclass(frozen=True)
 class Sweep:
-    """A sweep over Garnet instances (defaults: the paper's protocol, section 5)."""
+    """A sweep over Garnet instances (defaults: the paper's protocol, section 5).
+
+    Every field is typed and checked on construction (:mod:`nsrl.experiments.schema`): a
+    wrong type or a value out of range raises TypeError/ValueError naming the field. A new
+    field is one line, its annotation and default, with a rule if it needs one, e.g.
+    ``line_search: str = spec("best", choices=("best", "first"))``.
+    """
 
     name: str = "paper"
-    n_states: tuple[int, ...] = (50, 100, 200)
-    n_actions: tuple[int, ...] = (2, 5, 10)
-    branching: tuple[int, ...] = (1, 2, 10)
-    n_mdps: int = 30
-    n_runs: int = 30
-    n_iterations: int = 100
-    schemes: tuple[str, ...] = PAPER_SCHEMES
-    noise: float = 0.1
+    n_states: tuple[int, ...] = spec((50, 100, 200), ge=1, distinct=True)
+    n_actions: tuple[int, ...] = spec((2, 5, 10), ge=1, distinct=True)
+    branching: tuple[int, ...] = spec((1, 2, 10), ge=1, distinct=True)
+    n_mdps: int = spec(30, ge=1)
+    n_runs: int = spec(30, ge=1)
+    n_iterations: int = spec(100, ge=1)
+    schemes: tuple[str, ...] = spec(PAPER_SCHEMES)
+    noise: float = spec(0.1, ge=0, le=NOISE_MAX)
     relative_noise: bool = True
-    n_features: int | None = None  # None: n_S // 10, as in the paper
-    gamma: float = 0.99
-    seed: int = 2014
+    n_features: int | None = spec(None, ge=1)  # None: n_S // 10, as in the paper
+    gamma: float = spec(0.99, gt=0, lt=1)
+    seed: int = spec(2014, ge=0)
 
     def __post_init__(self):
-        for key in ("n_states", "n_actions", "branching", "schemes"):
-            value = tuple(getattr(self, key))
-            if not value:
-                raise ValueError(f"sweep field {key!r} should be a non-empty list, got {value}.")
-            object.__setattr__(self, key, value)
-        for key in ("n_mdps", "n_runs", "n_iterations"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"sweep field {key!r} should be a positive int, got {value!r}.")
+        conform_fields(self, "sweep field")
         for s, b in ((s, b) for s in self.n_states for b in self.branching):
             if not 1 <= b <= s:
-                raise ValueError(f"branching {b} should be in [1, n_states={s}].")
-        if not 0 < self.gamma < 1 or self.noise < 0:
-            raise ValueError(f"need 0 < gamma < 1 and noise >= 0, got {self.gamma}, {self.noise}.")
-        canonical = tuple(make_scheme(s).name for s in self.schemes)
+                raise ValueError(f"sweep field 'branching': {b} should be in [1, n_states={s}].")
+        n_shards = len(self.n_states) * len(self.n_actions) * len(self.branching) * self.n_mdps
+        if n_shards > MAX_SHARDS:
+            raise ValueError(f"the sweep has {n_shards:,} shards (instances x n_mdps), more than "
+                             f"{MAX_SHARDS:,}; lower n_mdps or the grid.")
+        try:
+            canonical = tuple(make_scheme(s).name for s in self.schemes)
+        except ValueError as exc:
+            raise ValueError(f"sweep field 'schemes': {exc}") from None
         if len(set(canonical)) != len(canonical):
-            raise ValueError(f"schemes should be distinct, got {list(self.schemes)}.")
+            raise ValueError(f"sweep field 'schemes' should name distinct schemes, got "
+                             f"{list(self.schemes)}.")
         object.__setattr__(self, "schemes", canonical)
 
     def shards(self) -> list[Shard]:
@@ -87,6 +112,11 @@ class Sweep:
             for a in self.n_actions
             for b in self.branching
         ]
+
+    def has_shard(self, shard: Shard) -> bool:
+        """True if ``shard`` is one of :meth:`shards`."""
+        return (shard.n_states in self.n_states and shard.n_actions in self.n_actions
+                and shard.branching in self.branching and 0 <= shard.mdp < self.n_mdps)
 
     @property
     def scheme_iterations(self) -> int:
@@ -153,6 +183,9 @@ def load_sweep(preset: str) -> Sweep:
         n_runs = 8
         schemes = ["api", "psdp", "nspi(5)"]
 
+    Values are checked, not coerced (see :class:`Sweep`): ``relative_noise = "false"`` or
+    ``n_states = "50"`` raise TypeError naming the field.
+
     Examples:
         >>> load_sweep("paper").scheme_iterations
         19440000
@@ -164,7 +197,10 @@ def load_sweep(preset: str) -> Sweep:
         raise ValueError(
             f"unknown preset {preset!r}: expected one of {sorted(PRESETS)} or a TOML file path."
         )
-    with path.open("rb") as f:
-        data = tomllib.load(f)
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, or not TOML
+        raise ValueError(f"cannot read the preset {str(path)!r} as TOML: {exc}.") from None
     data.setdefault("name", path.stem)
     return Sweep.from_dict(data)

@@ -1,40 +1,78 @@
 """From a results folder to statistics, figures and ``summary.md`` (``nsrl plot DIR``).
 
-Shards are reduced one at a time to per-MDP statistics (the full table never has to fit in
-memory). A partial run (interrupted, to be resumed) is reported on the MDP indices that
-every instance has, so that no instance weighs more than another; the coverage is stated.
+Shards are verified (as ``--resume`` does: key, sweep, rows, checksum) and reduced one at a
+time to per-MDP statistics (the full table never has to fit in memory); a shard that fails
+verification is left out and named in ``summary.md`` and by ``nsrl plot``. A partial run
+(interrupted, to be resumed) is reported on the MDP indices that every instance has, so that
+no instance weighs more than another; the coverage (shards intact on disk) is stated.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from nsrl.experiments.plots import plot_figure
+from nsrl.experiments.presets import Shard
 from nsrl.experiments.stats import INSTANCE, STATS, final_summary, paper_stats, per_mdp
-from nsrl.experiments.storage import open_results
+from nsrl.experiments.storage import open_results, read_shard
 
 CONDITIONS = {"n_states": "n_S", "n_actions": "n_A", "branching": "b"}
 
 
-def load_per_mdp(out) -> tuple[object, pd.DataFrame, int]:
-    """(sweep, per-MDP statistics of every readable shard, number of shards read)."""
+class NoIntactShard(ValueError):
+    """A results folder without a single intact shard: there is nothing to report on."""
+
+
+@dataclass
+class Coverage:
+    """Which shards the statistics use: intact ones; the rest are missing or excluded.
+
+    Attributes:
+        total: shards of the sweep.
+        intact: shards read and verified (:func:`~nsrl.experiments.storage.read_shard`).
+        excluded: file name -> why it was left out (corrupt, edited, foreign...).
+    """
+
+    total: int
+    intact: int = 0
+    excluded: dict[str, str] = field(default_factory=dict)
+
+    def problem(self) -> str:
+        """One line about the excluded files ('' if none)."""
+        if not self.excluded:
+            return ""
+        shown = "; ".join(f"{k}: {v}" for k, v in list(self.excluded.items())[:3])
+        more = f"; and {len(self.excluded) - 3} more" if len(self.excluded) > 3 else ""
+        return (f"{len(self.excluded)} shard file(s) failed verification and are left out "
+                f"({shown}{more}); `nsrl reproduce --resume` with the same preset recomputes "
+                f"them")
+
+
+def load_per_mdp(out) -> tuple[object, pd.DataFrame, Coverage]:
+    """(sweep, per-MDP statistics of every intact shard, coverage).
+
+    Every shard file is verified as ``--resume`` does (key, sweep fingerprint of the
+    manifest, rows, checksum): a corrupt or edited shard is excluded and listed in the
+    coverage, never used.
+    """
     sweep, paths = open_results(out)
-    parts, n = [], 0
+    parts, coverage = [], Coverage(total=len(sweep.shards()))
     for path in paths:
-        try:
-            df = pq.read_table(path).to_pandas()
-        except Exception:  # noqa: BLE001 - a corrupt shard is recomputed by --resume
+        table, problem = read_shard(path, sweep)
+        if problem:
+            coverage.excluded[path.name] = problem
             continue
-        parts.append(per_mdp(df))
-        n += 1
+        parts.append(per_mdp(table.to_pandas()))
+        coverage.intact += 1
     if not parts:
-        raise ValueError(f"{out} has no finished shard yet: run `nsrl reproduce` first.")
-    return sweep, pd.concat(parts, ignore_index=True), n
+        why = f" ({coverage.problem()})" if coverage.excluded else ""
+        raise NoIntactShard(f"{out} has no intact shard yet{why}: run `nsrl reproduce` first.")
+    return sweep, pd.concat(parts, ignore_index=True), coverage
 
 
 def balanced(pm: pd.DataFrame, sweep) -> tuple[pd.DataFrame, int]:
@@ -47,10 +85,14 @@ def balanced(pm: pd.DataFrame, sweep) -> tuple[pd.DataFrame, int]:
     return pm[pm["mdp"].isin(common)], len(common)
 
 
-def write_report(out) -> list[Path]:
-    """Write stats CSVs, figures (expall.png, exp_<condition>.png) and summary.md in ``out``."""
+def write_report(out) -> tuple[list[Path], Coverage]:
+    """Write stats CSVs, figures (expall.png, exp_<condition>.png) and summary.md in ``out``.
+
+    Returns:
+        The files written and the :class:`Coverage` (shards used, excluded and why).
+    """
     out = Path(out)
-    sweep, pm, n_shards = load_per_mdp(out)
+    sweep, pm, coverage = load_per_mdp(out)
     pm, n_common = balanced(pm, sweep)
     schemes = list(sweep.schemes)
     written = []
@@ -65,9 +107,9 @@ def write_report(out) -> list[Path]:
         st.to_csv(out / f"stats_{col}.csv", index=False)
         plot_figure(st, out / f"exp_{col}.png", schemes, by=col, title=f"Conditioned on {label}")
         written += [out / f"stats_{col}.csv", out / f"exp_{col}.png"]
-    text = _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out)
+    text = _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out)
     (out / "summary.md").write_text(text)
-    return written + [out / "summary.md"]
+    return written + [out / "summary.md"], coverage
 
 
 def markdown(df: pd.DataFrame, fmt: str = ".3f") -> str:
@@ -82,18 +124,26 @@ def markdown(df: pd.DataFrame, fmt: str = ".3f") -> str:
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
 
 
+def _sessions(out: Path) -> list[dict]:
+    """The records of sessions.jsonl; a line cut by a kill mid-write is skipped."""
+    path = out / "sessions.jsonl"
+    records = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            continue
+    return [r for r in records if isinstance(r, dict)]
+
+
 def _wall_time(out: Path) -> tuple[float, int]:
     """Total computing time over the sessions of sessions.jsonl, and their number.
 
     A session that ended (even by Ctrl-C or SIGTERM) has an "end" record; one that was
     killed outright counts up to its last finished shard.
     """
-    path = out / "sessions.jsonl"
-    if not path.exists():
-        return 0.0, 0
     wall: dict[str, float] = {}
-    for line in path.read_text().splitlines():
-        rec = json.loads(line) if line.strip() else {}
+    for rec in _sessions(out):
         sid = rec.get("session")
         if rec.get("event") == "end":
             wall[sid] = rec["wall_time"]
@@ -125,14 +175,11 @@ def _cpu(out: Path, sweep) -> tuple[float, int, float]:
     The projection scales the mean CPU time of each n_S by its number of shards (a partial
     run holds more small shards than its share, since each round starts with them).
     """
-    path = out / "sessions.jsonl"
-    if not path.exists():
-        return 0.0, 0, 0.0
-    recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     by_size: dict[int, list[float]] = {}
-    for r in recs:
-        if "cpu_seconds" in r:
-            by_size.setdefault(int(r["shard"][1:4]), []).append(r["cpu_seconds"])
+    for r in _sessions(out):
+        shard = Shard.from_name(str(r.get("shard")))
+        if "cpu_seconds" in r and shard is not None:
+            by_size.setdefault(shard.n_states, []).append(r["cpu_seconds"])
     total = sum(sum(v) for v in by_size.values())
     count = sum(len(v) for v in by_size.values())
     per_size = len(sweep.shards()) / len(sweep.n_states)
@@ -142,8 +189,7 @@ def _cpu(out: Path, sweep) -> tuple[float, int, float]:
     return total, count, projected
 
 
-def _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out) -> str:
-    total = len(sweep.shards())
+def _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out) -> str:
     wall, sessions = _wall_time(out)
     final = final_summary(overall, pm)
     lines = [
@@ -154,9 +200,10 @@ def _summary_text(sweep, pm, overall, conditioned, n_shards, n_common, out) -> s
         f"and scheme, {sweep.n_iterations} iterations; noise {sweep.noise:g} "
         f"({'relative' if sweep.relative_noise else 'absolute'}), gamma {sweep.gamma:g}, "
         f"seed {sweep.seed}.",
-        f"- Coverage: {n_shards}/{total} shards (instance x MDP) finished; statistics use "
-        f"{pm.groupby(INSTANCE + ['mdp']).ngroups} MDPs"
+        f"- Coverage: {coverage.intact}/{coverage.total} shards (instance x MDP) finished and "
+        f"intact; statistics use {pm.groupby(INSTANCE + ['mdp']).ngroups} MDPs"
         + (f" ({n_common} per instance)." if n_common else "."),
+        *([f"- **Excluded**: {coverage.problem()}."] if coverage.excluded else []),
         f"- Wall time of the computation: {wall:.0f} s over {sessions} session(s) "
         f"(see sessions.jsonl).",
     ]

@@ -8,7 +8,9 @@ or the order in which shards finish.
 
 from __future__ import annotations
 
+import math
 import os
+import socket
 import sys
 import time
 from pathlib import Path
@@ -18,8 +20,9 @@ from threadpoolctl import threadpool_limits
 
 from nsrl.batched import simulate
 from nsrl.experiments.presets import Shard, Sweep
-from nsrl.experiments.storage import Store
-from nsrl.model.garnet import garnet
+from nsrl.experiments.storage import Store, check_out
+from nsrl.model.garnet import garnet, garnet_nbytes
+from nsrl.model.memory import available_memory, check_memory
 
 BACKENDS = ("loky", "dask", "sequential")
 
@@ -66,19 +69,85 @@ def compute_shard(sweep: dict, shard: Shard) -> tuple[Shard, dict, float]:
     return shard, columns, time.process_time() - cpu
 
 
+# Peak memory of a shard (measured with ru_maxrss at n_S = 400-800, 30 runs): about four
+# dense n_S x n_S float64 arrays per run in the fast path, on top of the Garnet, plus the
+# policies kept per iteration (PSDP, NSPI), the result table, and a worker's interpreter,
+# numpy, numba and compiled kernels (~300 MB).
+_RUN_DENSE_BYTES = 32
+_ROW_BYTES = 100
+_WORKER_BYTES = 300 * 2**20
+
+
+def shard_nbytes(sweep: Sweep, shard: Shard) -> int:
+    """Estimated peak memory (bytes) of :func:`compute_shard` on ``shard``."""
+    S, A, R, K = shard.n_states, shard.n_actions, sweep.n_runs, sweep.n_iterations
+    p = sweep.n_features or max(1, S // 10)
+    return (garnet_nbytes(S, A, p) + _RUN_DENSE_BYTES * R * S * S + 16 * R * K * S
+            + _ROW_BYTES * R * K * len(sweep.schemes) + _WORKER_BYTES)
+
+
+def check_run(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
+              scheduler: str | None = None, resume: bool = False,
+              limit: int | None = None) -> None:
+    """Raise ValueError for any argument of :func:`run_sweep` that would fail; write nothing.
+
+    Checks the options, the output folder (:func:`~nsrl.experiments.storage.check_out`),
+    the memory of the largest shard times the local workers, and that the Dask scheduler
+    answers: everything that can be known before the manifest is written.
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs should be a positive int, got {jobs!r}.")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit should be a positive int or None, got {limit!r}.")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend should be one of {', '.join(BACKENDS)}, got {backend!r}.")
+    if scheduler and backend != "dask":
+        raise ValueError(f"a scheduler address is for --backend dask, got --backend {backend}; "
+                         f"add --backend dask or drop --scheduler.")
+    check_out(out, sweep, resume)
+    if backend != "dask":  # Dask workers run elsewhere, with their own memory
+        largest = max(sweep.shards(), key=lambda s: (s.n_states, s.n_actions))
+        workers = 1 if backend == "sequential" else min(jobs, len(sweep.shards()))
+        each = shard_nbytes(sweep, largest)
+        fits_one = (available_memory() or math.inf) >= each
+        check_memory(workers * each,
+                     f"computing the sweep's largest shards (n_S = {largest.n_states}, n_A = "
+                     f"{largest.n_actions}) on {workers} worker(s)",
+                     "use fewer --jobs" if workers > 1 and fits_one
+                     else "use smaller n_states or n_actions (or fewer n_runs)")
+    else:
+        check_scheduler(scheduler)
+
+
+def check_scheduler(address: str | None, timeout: float = 10.0) -> None:
+    """Raise ValueError unless dask.distributed is installed and a scheduler answers there."""
+    if not address:
+        raise ValueError("--backend dask needs --scheduler ADDRESS (e.g. tcp://host:8786).")
+    try:
+        from distributed import Client
+        from distributed.comm import parse_address, parse_host_port
+    except ImportError:
+        raise ValueError("--backend dask needs dask.distributed, which is not installed: "
+                         "pip install 'nsrl[dask]'.") from None
+    try:
+        protocol, location = parse_address(address)
+        if protocol == "tcp":  # a refused or unknown host fails here at once, not at timeout
+            socket.create_connection(parse_host_port(location), timeout=timeout).close()
+        Client(address, timeout=timeout).close()
+    except (OSError, ValueError, TypeError) as exc:
+        raise ValueError(f"cannot reach a dask scheduler at {address!r} ({exc}); start one "
+                         f"(`dask scheduler`) or correct --scheduler.") from None
+
+
 def _parallel(jobs: int, backend: str, scheduler: str | None):
     """A joblib Parallel yielding results as they finish, and the context it needs."""
     import contextlib
 
     import joblib
 
-    if backend not in BACKENDS:
-        raise ValueError(f"backend should be one of {BACKENDS}, got {backend!r}.")
     if backend == "dask":
-        from dask.distributed import Client
+        from distributed import Client
 
-        if not scheduler:
-            raise ValueError("--backend dask needs --scheduler ADDRESS (e.g. tcp://host:8786).")
         client = Client(scheduler)
         ctx = contextlib.ExitStack()
         ctx.callback(client.close)
@@ -95,10 +164,12 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
               limit: int | None = None) -> dict:
     """Compute every missing shard of ``sweep`` into the folder ``out``.
 
+    Everything is checked (:func:`check_run`) before anything is written, and a start that
+    fails before its first shard leaves no manifest behind.
+
     Args:
         sweep: the sweep (see :mod:`nsrl.experiments.presets`).
-        out: output folder (see :mod:`nsrl.experiments.storage`), or a
-            :class:`~nsrl.experiments.storage.Store` of ``sweep`` already opened.
+        out: output folder (see :mod:`nsrl.experiments.storage`).
         jobs: local worker processes (loky backend).
         backend: ``"loky"`` (default), ``"dask"`` (with ``scheduler``) or ``"sequential"``.
         scheduler: address of a running ``dask.distributed`` scheduler.
@@ -107,14 +178,15 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
         limit: compute at most this many shards (then stop; resume later).
 
     Returns:
-        ``{"computed": int, "done": int, "total": int, "wall_time": seconds}``.
+        ``{"computed": int, "done": int, "total": int, "wall_time": seconds, "out": str}``:
+        ``done`` counts the shards intact on disk (found intact at the start, plus computed).
     """
-    if not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs should be a positive int, got {jobs!r}.")
-    store = out if isinstance(out, Store) else Store(out, sweep, resume=resume)
-    out = store.out
+    check_run(sweep, out, jobs=jobs, backend=backend, scheduler=scheduler, resume=resume,
+              limit=limit)
+    store = Store(out, sweep, resume=resume)
     shards = sweep.shards()
     todo = [s for s in shards if not store.is_done(s)]
+    intact = len(shards) - len(todo)
     if limit is not None:
         todo = todo[:limit]
     start = time.time()
@@ -124,27 +196,29 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     written: list[str] = []  # filled shard by shard, so an interruption still counts them
     try:
         if todo:
-            _compute(store, sweep, todo, jobs, backend, scheduler, progress, session, start,
-                     written)
+            _compute(store, sweep, todo, intact, jobs, backend, scheduler, progress, session,
+                     start, written)
+    except BaseException:
+        if not written:
+            store.discard()  # a failed start: nothing to resume, so nothing left behind
+        raise
     finally:  # also on Ctrl-C / SIGTERM; after SIGKILL the per-shard records remain
         wall = round(time.time() - start, 2)
-        store.log_session({"event": "end", "session": session, "computed": len(written),
-                           "wall_time": wall})
-    computed = len(written)
-    done = len(shards) - len(todo) + computed
-    return {"computed": computed, "done": done, "total": len(shards),
+        if store.manifest.exists():
+            store.log_session({"event": "end", "session": session, "computed": len(written),
+                               "wall_time": wall})
+    return {"computed": len(written), "done": intact + len(written), "total": len(shards),
             "wall_time": wall, "out": str(Path(out))}
 
 
-def _compute(store, sweep, todo, jobs, backend, scheduler, progress, session, start,
+def _compute(store, sweep, todo, intact, jobs, backend, scheduler, progress, session, start,
              written: list) -> None:
     """Run the shards of ``todo``, write each as it arrives and append its name to ``written``."""
     from joblib import delayed
     from tqdm.auto import tqdm
 
-    n_shards = len(sweep.shards())
     parallel, ctx = _parallel(jobs, backend, scheduler)
-    bar = tqdm(total=n_shards, initial=n_shards - len(todo), unit="shard", desc=sweep.name,
+    bar = tqdm(total=len(sweep.shards()), initial=intact, unit="shard", desc=sweep.name,
                disable=not progress, smoothing=0.05,
                mininterval=0.5 if sys.stderr.isatty() else 60)
     with ctx, bar:

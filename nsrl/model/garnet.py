@@ -7,6 +7,11 @@ import numbers
 import numpy as np
 
 from nsrl.model.mdp import FiniteMDP
+from nsrl.model.memory import check_memory, format_bytes
+
+# Peak bytes per entry of the dense (n_S, n_A, n_S) arrays while drawing: the sort keys, their
+# argsort, P, and FiniteMDP's copy of P (8 bytes each), plus its checks (measured: 33.2).
+_PEAK_BYTES_PER_ENTRY = 34
 
 
 def _check_int(name: str, value, low: int, high: int | None = None) -> int:
@@ -16,6 +21,11 @@ def _check_int(name: str, value, low: int, high: int | None = None) -> int:
         bound = f">= {low}" if high is None else f"in [{low}, {high}]"
         raise ValueError(f"{name} should be {bound}, got {value}.")
     return int(value)
+
+
+def garnet_nbytes(n_states: int, n_actions: int, n_features: int) -> int:
+    """Estimated peak memory of :func:`garnet` (bytes), dominated by the dense P."""
+    return _PEAK_BYTES_PER_ENTRY * n_states * n_actions * n_states + 8 * n_states * n_features
 
 
 def garnet(
@@ -33,6 +43,8 @@ def garnet(
     replacement and the probability mass is split by ``branching - 1`` sorted uniform cut
     points in [0, 1]. The reward depends on the state only, r(s) ~ U[0, 1]; the features
     Phi are n_states x p with entries ~ U[0, 1], p = n_states // 10 by default (at least 1).
+    The dense P takes n_states^2 n_actions 8 bytes (drawing it about four times that): a
+    size that does not fit in the available memory is refused before anything is allocated.
     Draws happen in this order from one PCG64 generator: successors, cut points, rewards,
     features; the same seed gives the same instance on any machine.
 
@@ -47,6 +59,10 @@ def garnet(
     Returns:
         The Garnet as a FiniteMDP with ``features`` set.
 
+    Raises:
+        ValueError: a size out of range, or too large for the available memory.
+        TypeError: a size or seed that is not an int.
+
     Examples:
         >>> mdp = garnet(50, 2, 1, seed=0)
         >>> mdp.P.shape, mdp.features.shape
@@ -58,6 +74,10 @@ def garnet(
     if n_features is None:
         n_features = max(1, n_states // 10)
     n_features = _check_int("n_features", n_features, 1)
+    check_memory(garnet_nbytes(n_states, n_actions, n_features),
+                 f"garnet({n_states}, {n_actions}, {branching}) (its dense P[s, a, s'] is "
+                 f"{format_bytes(8 * n_states * n_actions * n_states)}, drawn with ~4 such arrays)",
+                 "use fewer states or actions")
     if isinstance(seed, np.random.Generator):
         rng = seed
     elif isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0:

@@ -1,0 +1,115 @@
+"""The schema derived from dataclass annotations (nsrl.experiments.schema) and Sweep's use of it."""
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass
+
+import pytest
+
+from nsrl.experiments.presets import PRESETS, Sweep
+from nsrl.experiments.schema import conform_fields, schema, spec
+
+
+@dataclass(frozen=True)
+class Every:
+    """One field per supported annotation, with rules."""
+
+    count: int = spec(3, ge=1, le=10)
+    rate: float = spec(0.5, gt=0, lt=1)
+    flag: bool = False
+    mode: str = spec("best", choices=("best", "first"))
+    sizes: tuple[int, ...] = spec((1, 2), ge=1, distinct=True)
+    names: tuple[str, ...] = spec(("a",), min_items=0)
+    limit: int | None = spec(None, ge=0)
+    scale: float | None = None
+
+    def __post_init__(self):
+        conform_fields(self, "option")
+
+
+def test_valid_values_are_stored_canonically():
+    e = Every(count=10, rate=0.25, flag=True, mode="first", sizes=[3, 1], names=[], limit=0,
+              scale=2)
+    assert (e.count, e.rate, e.sizes, e.names, e.limit, e.scale) == (10, 0.25, (3, 1), (), 0, 2.0)
+    assert isinstance(e.scale, float)
+    assert Every() == Every(**{f.name: f.default for f in dataclasses.fields(Every)})
+
+
+@pytest.mark.parametrize(("field", "value", "error", "says"), [
+    ("count", "3", TypeError, "an int"), ("count", 3.0, TypeError, "got 3.0 (a float)"),
+    ("count", True, TypeError, "(a bool)"), ("count", 0, ValueError, "in [1, 10]"),
+    ("count", 11, ValueError, "in [1, 10]"), ("count", None, TypeError, "None"),
+    ("rate", "0.5", TypeError, "a finite float"), ("rate", math.nan, ValueError, "nan"),
+    ("rate", math.inf, ValueError, "inf"), ("rate", 1.0, ValueError, "in (0, 1)"),
+    ("rate", False, TypeError, "(a bool)"),
+    ("flag", "false", TypeError, "a bool (true or false)"), ("flag", 0, TypeError, "a bool"),
+    ("mode", "worst", ValueError, "one of 'best', 'first'"), ("mode", 1, TypeError, "a string"),
+    ("sizes", "12", TypeError, "a non-empty list of ints"), ("sizes", [], ValueError, "0 items"),
+    ("sizes", [1, "2"], TypeError, "item '2'"), ("sizes", [1, 0], ValueError, "out of range"),
+    ("sizes", [2, 2], ValueError, "repeated"), ("sizes", 5, TypeError, "got 5 (an int)"),
+    ("names", ["a", 1], TypeError, "a list of strings"),
+    ("limit", -1, ValueError, ">= 0 (or left out)"), ("scale", "x", TypeError, "finite float"),
+])
+def test_wrong_values_are_refused_naming_the_field(field, value, error, says):
+    with pytest.raises(error) as info:
+        Every(**{field: value})
+    message = str(info.value)
+    assert message.startswith(f"option {field!r} should be ") and says in message, message
+
+
+def test_the_example_is_the_default_as_toml():
+    with pytest.raises(TypeError, match=r"; e\.g\. sizes = \[1, 2\]\.$"):
+        Every(sizes="x")
+    with pytest.raises(TypeError, match=r"; e\.g\. flag = false\.$"):
+        Every(flag="no")
+
+
+@pytest.mark.parametrize("annotation", [dict, list[int], int | str, tuple[int, int], bytes])
+def test_unsupported_annotations_are_refused_at_definition(annotation):
+    cls = dataclasses.make_dataclass("Bad", [("x", annotation, dataclasses.field(default=None))])
+    with pytest.raises(TypeError, match="unsupported field annotation"):
+        schema(cls)
+
+
+# --- Sweep -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("field", [f.name for f in dataclasses.fields(Sweep)])
+def test_every_sweep_field_refuses_a_wrong_type_by_name(field):
+    """Generic over the annotations: holds for fields added later, with no test to write."""
+    with pytest.raises(TypeError, match=f"sweep field {field!r} should be"):
+        Sweep(**{field: {"a": 1}})
+
+
+def test_a_new_field_is_one_line():
+    @dataclass(frozen=True)
+    class Extended(Sweep):
+        line_search: str = spec("best", choices=("best", "first"))
+
+    assert Extended(line_search="first").line_search == "first"
+    with pytest.raises(ValueError, match="sweep field 'line_search' should be a string, one of"):
+        Extended(line_search="worst")
+    assert Extended.from_dict({"line_search": "first", "n_mdps": 2}).n_mdps == 2
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_presets_survive_their_manifest(name):
+    sweep = PRESETS[name]
+    back = Sweep.from_dict(json.loads(json.dumps(sweep.to_dict())))
+    assert back == sweep and back.fingerprint() == sweep.fingerprint()
+
+
+def test_equal_values_have_one_fingerprint():
+    assert Sweep(noise=1).fingerprint() == Sweep(noise=1.0).fingerprint()
+    assert Sweep(n_states=[50, 100]).fingerprint() == Sweep(n_states=(50, 100)).fingerprint()
+
+
+def test_sweep_cross_field_rules():
+    with pytest.raises(ValueError, match="branching"):
+        Sweep(n_states=(5,), branching=(10,))
+    with pytest.raises(ValueError, match="shards"):
+        Sweep(n_mdps=10**6)
+    with pytest.raises(ValueError, match="sweep field 'schemes': unknown scheme"):
+        Sweep(schemes=("api", "nope"))
+    with pytest.raises(ValueError, match="distinct schemes"):
+        Sweep(schemes=("api", "API"))

@@ -1,0 +1,330 @@
+"""Issue 15's table, row by row: every bad input exits 2 with one line naming the problem and
+the fix, before any work or file; valid inputs give the right result."""
+
+import os
+import socket
+import subprocess
+import sys
+import tracemalloc
+
+import pandas as pd
+import pytest
+
+import nsrl
+import nsrl.model.memory as memory
+from nsrl.cli import main
+from nsrl.model.garnet import garnet_nbytes
+
+SMALL = {"n_states": [10], "n_actions": [2], "branching": [1, 2], "n_mdps": 2, "n_runs": 2,
+         "n_iterations": 3, "schemes": ["api", "psdp"]}
+
+
+def toml(tmp_path, **fields) -> str:
+    """A TOML preset: SMALL with ``fields`` (values written verbatim as TOML)."""
+    import json
+
+    body = {k: json.dumps(v) for k, v in SMALL.items()} | fields
+    path = tmp_path / "preset.toml"
+    path.write_text("".join(f"{k} = {v}\n" for k, v in body.items()))
+    return str(path)
+
+
+def usage_error(argv, capsys) -> str:
+    """Run ``nsrl argv``: it must exit 2 with exactly one line on stderr; return the line."""
+    assert main([str(a) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nsrl: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def reproduce(preset, out, *extra):
+    return main(["reproduce", "--preset", preset, "--out", str(out), "--backend", "sequential",
+                 *map(str, extra)])
+
+
+@pytest.fixture
+def little_memory(monkeypatch):
+    """16 GiB available, whatever the machine: the refusals below do not depend on it."""
+    monkeypatch.setattr(memory, "available_memory", lambda: 16 * 2**30)
+
+
+# --- TOML presets: typed fields, named in the error, nothing written ----------------------
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("relative_noise", '"false"'), ("n_states", '"50"'), ("noise", '"x"'), ("noise", "nan"),
+    ("noise", "1e308"), ("n_features", "0"), ("seed", "-3"), ("n_mdps", "2.0"),
+])
+def test_bad_preset_field_is_named_and_nothing_is_written(field, value, tmp_path, capsys):
+    out = tmp_path / "out"
+    err = usage_error(["reproduce", "--preset", toml(tmp_path, **{field: value}), "--out", out],
+                      capsys)
+    assert f"sweep field {field!r}" in err and ("e.g." in err or "left out" in err)
+    assert not out.exists()
+
+
+def test_string_false_is_not_read_as_true(tmp_path):
+    """The bug behind the row: a non-empty string is truthy, so coercion ran the opposite."""
+    from nsrl.experiments.presets import Sweep, load_sweep
+
+    with pytest.raises(TypeError, match="relative_noise"):
+        Sweep(relative_noise="false")
+    assert load_sweep(toml(tmp_path, relative_noise="false")).relative_noise is False
+
+
+# --- sizes against memory ----------------------------------------------------------------
+
+def test_huge_garnet_is_refused_with_the_figures(little_memory, tmp_path, capsys):
+    err = usage_error(["garnet", "--states", 100_000, "--actions", 10, "--branching", 2,
+                       "--seed", 0, "--out", tmp_path / "g.npz"], capsys)
+    assert "745 GiB" in err and "16 GiB available" in err and "fewer states" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_huge_budget_is_refused_with_the_figures(little_memory, tmp_path, capsys):
+    err = usage_error(["compare", "--garnet", "10,2,1", "--budget", "1e14", "--out",
+                       tmp_path / "c"], capsys)
+    assert "--budget" in err and "16 GiB available" in err
+    assert not (tmp_path / "c").exists()
+
+
+def test_huge_sweep_shards_are_refused_before_the_manifest(little_memory, tmp_path, capsys):
+    out = tmp_path / "out"
+    err = usage_error(["reproduce", "--preset", toml(tmp_path, n_states="[100000]"), "--out",
+                       out], capsys)
+    assert "n_S = 100000" in err and "16 GiB available" in err
+    assert not out.exists()
+
+
+def test_garnet_memory_estimate_bounds_the_measured_peak():
+    tracemalloc.start()
+    nsrl.garnet(150, 6, 3, seed=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert 0.8 * garnet_nbytes(150, 6, 15) <= peak <= garnet_nbytes(150, 6, 15)
+
+
+def test_lstdq_memory_estimate_bounds_the_measured_peak(monkeypatch):
+    from nsrl.cli.common import check_sample_memory
+    from nsrl.experiments.compare import scheme_learner
+
+    mdp = nsrl.garnet(50, 4, 2, seed=0)
+    estimate = {}
+    monkeypatch.setattr(memory, "check_memory", lambda n, *_: estimate.setdefault("n", n))
+    check_sample_memory("lstdq", mdp, 20_000, None, "", "")
+    learner = scheme_learner("api", "lstdq", iterations=2)
+    learner(mdp, 40_000, 0)  # warm-up: imports and compilation are not per transition
+    tracemalloc.start()
+    learner(mdp, 40_000, 0)  # 20 000 transitions per greedy call
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert 0.5 * estimate["n"] <= peak <= estimate["n"]
+
+
+def test_check_memory_refuses_only_beyond_the_available(monkeypatch):
+    monkeypatch.setattr(memory, "available_memory", lambda: 2**30)
+    memory.check_memory(2**30, "x", "y")
+    with pytest.raises(ValueError, match=r"x needs about 1\.5 GiB .* 1 GiB available.*; y\."):
+        memory.check_memory(1.5 * 2**30, "x", "y")
+    monkeypatch.setattr(memory, "available_memory", lambda: None)  # unknown: never refused
+    memory.check_memory(2**80, "x", "y")
+
+
+# --- overflow and non-finite numbers -----------------------------------------------------
+
+@pytest.mark.parametrize(("argv", "option"), [
+    (["run", "--scheme", "api", "--garnet", "10,2,1", "--noise", "1e308"], "--noise"),
+    (["run", "--scheme", "api", "--garnet", "10,2,1", "--noise", "nan"], "--noise"),
+    (["run", "--scheme", "api", "--garnet", "10,2,1", "--seed", "-1"], "--seed"),
+    (["run", "--scheme", "api", "--garnet", "10,2,1", "--mdp-seed", "-1"], "--mdp-seed"),
+    (["run", "--scheme", "api", "--garnet", "10,2,1", "--gamma", "1"], "--gamma"),
+    (["run", "--scheme", "api", "--garnet", "10,2,1", "--samples", "0"], "--samples"),
+    (["bounds", "--garnet", "10,2,1", "--tol", "inf"], "--tol"),
+    (["bounds", "--garnet", "10,2,1", "--tol", "nan"], "--tol"),
+    (["bounds", "--garnet", "10,2,1", "--m", "0"], "--m"),
+    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--seed", "-1",
+      "--out", "g"], "--seed"),
+    (["compare", "--garnet", "10,2,1", "--seed", "-1", "--out", "c"], "--seed"),
+    (["compare", "--garnet", "10,2,1", "--budget", "1.5", "--out", "c"], "--budget"),
+    (["reproduce", "--out", "o", "--jobs", "0"], "--jobs"),
+    (["reproduce", "--out", "o", "--limit", "-2"], "--limit"),
+])
+def test_bad_option_is_named(argv, option, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    err = usage_error(argv, capsys)
+    assert f"argument {option}:" in err and "should be" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_scientific_notation_is_taken_for_exact_ints(tmp_path, capsys):
+    assert main(["run", "--scheme", "api", "--garnet", "10,2,1", "--iterations", "2e0",
+                 "--json"]) == 0
+    assert len(__import__("json").loads(capsys.readouterr().out)["losses"]) == 2
+
+
+# --- output paths ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("command", "out"), [
+    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--seed", "0"], "dir"),
+    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--seed", "0"], "dir/"),
+    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--seed", "0"],
+     "file/g.npz"),
+    (["reproduce", "--backend", "sequential"], "file"),
+    (["reproduce", "--backend", "sequential"], "file/sub"),
+    (["compare", "--garnet", "10,2,1", "--operators", "exact"], "file"),
+])
+def test_out_path_that_cannot_be_written_is_refused(command, out, tmp_path, monkeypatch,
+                                                    capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "file").write_text("keep me")
+    err = usage_error([*command, "--out", out], capsys)
+    assert "--out" in err and ("folder" in err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "file"]
+    assert not list((tmp_path / "dir").iterdir()) and (tmp_path / "file").read_text() == "keep me"
+
+
+def test_garnet_says_what_it_writes(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    argv = ["garnet", "--states", "6", "--actions", "2", "--branching", "2", "--seed", "3"]
+    assert main([*argv, "--out", "noext"]) == 0
+    assert capsys.readouterr().err.strip().endswith(" to noext.npz")
+    assert main([*argv, "--out", "sub/exact.npz"]) == 0
+    assert capsys.readouterr().err.strip().endswith(" to sub/exact.npz")
+    assert sorted(os.listdir(tmp_path)) == ["noext.npz", "sub"]
+    assert nsrl.FiniteMDP.load("noext.npz") == nsrl.garnet(6, 2, 2, seed=3)
+    assert nsrl.FiniteMDP.load("sub/exact.npz") == nsrl.garnet(6, 2, 2, seed=3)
+
+
+# --- compare: empty lists ----------------------------------------------------------------
+
+@pytest.mark.parametrize("option", ["--schemes", "--operators"])
+def test_empty_name_list_is_refused(option, tmp_path, capsys):
+    err = usage_error(["compare", "--garnet", "10,2,1", option, " , ", "--out", tmp_path / "c"],
+                      capsys)
+    assert f"{option} is empty" in err and "e.g." in err
+    assert not (tmp_path / "c").exists()
+
+
+# --- dask ----------------------------------------------------------------------------------
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_scheduler_is_refused_before_the_manifest(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    out = tmp_path / "out"
+    err = usage_error(["reproduce", "--preset", toml(tmp_path), "--out", out, "--backend",
+                       "dask", "--scheduler", f"tcp://127.0.0.1:{_closed_port()}"], capsys)
+    assert "cannot reach a dask scheduler" in err and "--scheduler" in err
+    assert not out.exists()
+
+
+def test_scheduler_without_dask_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import fails as if not installed
+    err = usage_error(["reproduce", "--preset", toml(tmp_path), "--out", tmp_path / "o",
+                       "--backend", "dask", "--scheduler", "tcp://127.0.0.1:8786"], capsys)
+    assert "pip install 'nsrl[dask]'" in err
+
+
+def test_scheduler_needs_the_dask_backend(tmp_path, capsys):
+    err = usage_error(["reproduce", "--preset", toml(tmp_path), "--out", tmp_path / "o",
+                       "--scheduler", "tcp://127.0.0.1:8786"], capsys)
+    assert "--backend dask" in err
+
+
+# --- results integrity ---------------------------------------------------------------------
+
+def test_limit_reports_the_shards_on_disk(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert reproduce(toml(tmp_path), out, "--limit", 2) == 0
+    err = capsys.readouterr().err
+    assert "2/4 shards done (on disk, intact); 2 to go" in err
+    assert len(list((out / "shards").glob("*.parquet"))) == 2
+    assert "Coverage: 2/4 shards" in (out / "summary.md").read_text()
+
+
+def test_edited_shard_is_excluded_reported_and_recomputed(tmp_path, capsys):
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    preset, out = toml(tmp_path), tmp_path / "out"
+    assert reproduce(preset, out, "--no-plot") == 0
+    path = sorted((out / "shards").glob("*.parquet"))[0]
+    table = pq.read_table(path)  # other valid Parquet, metadata (and its checksum) kept
+    column = table.schema.get_field_index("loss")
+    pq.write_table(table.set_column(column, "loss", pc.multiply(table["loss"], 1000.0)), path)
+    capsys.readouterr()
+    assert main(["plot", str(out)]) == 0
+    err = capsys.readouterr().err
+    warnings = [line for line in err.splitlines() if line.startswith("nsrl plot: warning:")]
+    assert len(warnings) == 1 and path.name in warnings[0] and "--resume" in warnings[0]
+    summary = (out / "summary.md").read_text()
+    assert "Coverage: 3/4 shards" in summary and "Excluded" in summary
+    edited = pd.read_csv(out / "stats.csv")
+    path.unlink()  # the statistics are those of the other shards, as if it were missing
+    assert main(["plot", str(out)]) == 0
+    pd.testing.assert_frame_equal(edited, pd.read_csv(out / "stats.csv"))
+    assert reproduce(preset, out, "--resume") == 0
+    assert "Coverage: 4/4 shards" in (out / "summary.md").read_text()
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_failed_start_leaves_no_manifest(tmp_path, monkeypatch):
+    """A failure after the manifest was written but before any shard removes what it made."""
+    import nsrl.experiments.runner as runner
+    from nsrl.experiments.presets import load_sweep
+
+    sweep, out = load_sweep(toml(tmp_path)), tmp_path / "a" / "out"
+    original = runner.compute_shard
+
+    def broken(*args):
+        raise RuntimeError("worker failed")
+
+    monkeypatch.setattr(runner, "compute_shard", broken)
+    with pytest.raises(RuntimeError, match="worker failed"):
+        runner.run_sweep(sweep, out, backend="sequential", progress=False)
+    assert not (tmp_path / "a").exists()
+    (out / "keep").mkdir(parents=True)  # an existing folder stays, with its content
+    with pytest.raises(RuntimeError):
+        runner.run_sweep(sweep, out, backend="sequential", progress=False)
+    assert sorted(os.listdir(out)) == ["keep"]
+    monkeypatch.setattr(runner, "compute_shard", original)
+    result = runner.run_sweep(sweep, out, backend="sequential", progress=False)  # no --resume
+    assert result["done"] == result["total"] == 4
+
+
+# --- the command line itself -------------------------------------------------------------
+
+def test_broken_pipe_ends_quietly():
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line, as with `| head` on long output
+    try:
+        proc = subprocess.run([sys.executable, "-m", "nsrl.cli", "bounds", "--garnet", "10,2,1"],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert proc.returncode == 141 and proc.stderr == ""
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch):
+    """A ValueError raised inside computation is a bug, not a usage error: it propagates."""
+    import importlib
+
+    conc = importlib.import_module("nsrl.theory.concentrability")
+
+    def bug(*args, **kwargs):
+        raise ValueError("internal inconsistency")
+
+    monkeypatch.setattr(conc, "concentrability", bug)
+    with pytest.raises(ValueError, match="internal inconsistency"):
+        main(["bounds", "--garnet", "10,2,1"])
+
+
+def test_noise_bound_is_the_sweeps():
+    from nsrl.cli.core import NOISE_MAX
+    from nsrl.experiments.presets import NOISE_MAX as SWEEP_NOISE_MAX
+
+    assert NOISE_MAX == SWEEP_NOISE_MAX
