@@ -67,8 +67,10 @@ def test_string_false_is_not_read_as_true(tmp_path):
     from nsrl.experiments.presets import Sweep, load_sweep
 
     with pytest.raises(TypeError, match="relative_noise"):
-        Sweep(relative_noise="false")
-    assert load_sweep(toml(tmp_path, relative_noise="false")).relative_noise is False
+        Sweep.from_dict({"relative_noise": "false"})
+    assert load_sweep(toml(tmp_path, relative_noise="false")).noise_model == "absolute"
+    with pytest.raises(ValueError, match="noise_model"):
+        Sweep(noise_model="gaussian")
 
 
 # --- sizes against memory ----------------------------------------------------------------

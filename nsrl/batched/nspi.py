@@ -7,7 +7,7 @@ import numpy as np
 from nsrl.batched.api import api, start_actions
 from nsrl.batched.linalg.batch import Batch
 from nsrl.batched.registry import register
-from nsrl.model.checks import check_allocation
+from nsrl.model.memory import check_memory
 from nsrl.schemes import NSPI
 
 
@@ -21,8 +21,8 @@ def nspi(b: Batch, scheme, U, out) -> None:
     m = scheme.m
     if m == 1:  # NSPI(1) is API (section 2)
         return api(b, scheme, U, out)
-    check_allocation(8.0 * U.shape[0] * m * b.n, f"NSPI({m})'s window of {U.shape[0]} runs",
-                     "lower m (or run it with nsrl.run, which keeps m copies of pi_0 as one)")
+    check_memory(8.0 * U.shape[0] * m * b.n, f"NSPI({m})'s window of {U.shape[0]} runs",
+                 "lower m (or run it with nsrl.run, which keeps m copies of pi_0 as one)")
     window = np.repeat(start_actions(b, U.shape[0])[:, None], m, axis=1)  # m copies of pi_0
     v = b.policy_values(window[:, 0])  # the loop of pi_0 m times has pi_0's value
     for k in range(U.shape[1]):

@@ -24,7 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from nsrl.experiments.schema import conform_fields, spec
+from nsrl.greedy.exact import NOISE_MODELS, VALUE_ESTIMATES
 from nsrl.schemes import PAPER_SCHEMES, make_scheme
+from nsrl.schemes.rules import ADVANTAGE_SOURCES, LINE_SEARCH_RULES
 
 _SHARD_NAME = re.compile(r"s(\d+)_a(\d+)_b(\d+)_m(\d+)")
 
@@ -80,10 +82,18 @@ class Sweep:
     n_iterations: int = spec(100, ge=1)
     schemes: tuple[str, ...] = spec(PAPER_SCHEMES)
     noise: float = spec(0.1, ge=0, le=NOISE_MAX)
-    relative_noise: bool = True
     n_features: int | None = spec(None, ge=1)  # None: n_S // 10, as in the paper
     gamma: float = spec(0.99, gt=0, lt=1)
     seed: int = spec(2014, ge=0)
+    # The readings of what the paper leaves unsaid (docs/decisions.md, docs/fidelity.md):
+    # the projected operator's noise model and constant feature, how CPI+ scores its
+    # candidates, and CPI's advantage source, epsilon and line-search rule.
+    noise_model: str = spec("relative", choices=NOISE_MODELS)
+    constant_feature: bool = False
+    line_search_scores: str = spec("exact", choices=VALUE_ESTIMATES)
+    cpi_advantage: str = spec("operator", choices=ADVANTAGE_SOURCES)
+    cpi_epsilon: float | None = spec(None, gt=0)
+    line_search: str = spec("best", choices=LINE_SEARCH_RULES)
 
     def __post_init__(self):
         conform_fields(self, "sweep field")
@@ -129,13 +139,44 @@ class Sweep:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in items}
 
     def fingerprint(self) -> str:
-        """sha256 of everything that determines the results (the name excluded)."""
+        """sha256 of everything that determines the results (the name excluded).
+
+        Stable across versions: a field added later enters it only when it differs from its
+        default (which reproduces what was computed before it existed), and the noise model
+        is written as the older ``relative_noise`` flag where that flag can express it. A
+        results folder written by an older nsrl is therefore resumed, not refused.
+        """
         data = {k: v for k, v in self.to_dict().items() if k != "name"}
+        for key in _LATER_FIELDS:
+            if data[key] == _DEFAULTS[key]:
+                del data[key]
+        if data.get("noise_model", "relative") in ("relative", "absolute"):
+            data["relative_noise"] = data.pop("noise_model", "relative") == "relative"
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+    def scheme(self, name: str):
+        """The scheme ``name`` with this sweep's options for the schemes that take them."""
+        return make_scheme(name, advantage=self.cpi_advantage, epsilon=self.cpi_epsilon,
+                           line_search=self.line_search)
+
+    def operator_options(self) -> dict:
+        """Keyword options of the projected operator (``ProjectedGreedy`` and ``simulate``)."""
+        return {"noise": self.noise, "noise_model": self.noise_model,
+                "constant_feature": self.constant_feature, "value": self.line_search_scores}
 
     @classmethod
     def from_dict(cls, data: dict) -> Sweep:
-        """Build a sweep from a dict (as read from TOML or a manifest); unknown keys raise."""
+        """Build a sweep from a dict (as read from TOML or a manifest); unknown keys raise.
+
+        The older ``relative_noise = true | false`` is read as ``noise_model``.
+        """
+        data = dict(data)
+        if "relative_noise" in data and "noise_model" not in data:
+            legacy = data.pop("relative_noise")
+            if not isinstance(legacy, bool):
+                raise TypeError(f"sweep field 'relative_noise' should be a bool (true or "
+                                f"false), got {legacy!r}; e.g. noise_model = \"relative\".")
+            data["noise_model"] = "relative" if legacy else "absolute"
         fields = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - fields
         if unknown:
@@ -156,6 +197,12 @@ class Sweep:
                 self.seed, spawn_key=(1, *_instance(shard), shard.mdp, key, j))))
             for j in range(self.n_runs)
         ]
+
+
+# Fields added after the first results were published, with the default that reproduces them.
+_LATER_FIELDS = ("constant_feature", "line_search_scores", "cpi_advantage", "cpi_epsilon",
+                 "line_search")
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
 
 
 def _instance(shard: Shard) -> tuple[int, int, int]:

@@ -198,7 +198,7 @@ def _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out) -> s
         f"- Instances: n_S in {list(sweep.n_states)}, n_A in {list(sweep.n_actions)}, "
         f"b in {list(sweep.branching)}; {sweep.n_mdps} MDPs each, {sweep.n_runs} runs per MDP "
         f"and scheme, {sweep.n_iterations} iterations; noise {sweep.noise:g} "
-        f"({'relative' if sweep.relative_noise else 'absolute'}), gamma {sweep.gamma:g}, "
+        f"({sweep.noise_model}), gamma {sweep.gamma:g}, "
         f"seed {sweep.seed}.",
         f"- Coverage: {coverage.intact}/{coverage.total} shards (instance x MDP) finished and "
         f"intact; statistics use {pm.groupby(INSTANCE + ['mdp']).ngroups} MDPs"

@@ -13,26 +13,32 @@ import os
 import socket
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from nsrl.batched import simulate
+from nsrl.batched import has_engine, simulate
 from nsrl.experiments.presets import Shard, Sweep
 from nsrl.experiments.storage import Store, check_out
+from nsrl.greedy import ProjectedGreedy
 from nsrl.model.garnet import garnet, garnet_nbytes
 from nsrl.model.memory import available_memory, check_memory
+from nsrl.schemes import register_scheme, run
+from nsrl.schemes.registry import added_entries
 
 BACKENDS = ("loky", "dask", "sequential")
 
 
-def compute_shard(sweep: dict, shard: Shard) -> tuple[Shard, dict, float]:
+def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, float]:
     """Every scheme and run of ``sweep`` on ``shard``'s MDP, as tidy columns.
 
     Args:
         sweep: ``Sweep.to_dict()`` (a plain dict travels to any worker).
         shard: which instance and MDP.
+        added: scheme registrations the worker needs beyond the built-in ones
+            (``nsrl.schemes.registry.added_entries``; a fresh worker process has only those).
 
     Returns:
         ``(shard, columns, cpu_seconds)``: the columns of
@@ -40,6 +46,8 @@ def compute_shard(sweep: dict, shard: Shard) -> tuple[Shard, dict, float]:
         (what the benchmark's projection is checked against).
     """
     cpu = time.process_time()
+    for entry in added:
+        register_scheme(entry.base, entry.cls, entry.argument, entry.example)
     sweep = Sweep.from_dict(sweep)
     rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
     mdp = garnet(shard.n_states, shard.n_actions, shard.branching, sweep.n_features,
@@ -49,10 +57,13 @@ def compute_shard(sweep: dict, shard: Shard) -> tuple[Shard, dict, float]:
     # One BLAS thread: the fast path's products are small (n_S <= a few hundred), and
     # threads only add synchronisation (measured: CPI+ twice as slow with 2 threads).
     with threadpool_limits(limits=1, user_api="blas"):
-        for scheme in sweep.schemes:
-            out = simulate(mdp, scheme, sweep.run_rngs(shard, scheme), K, sweep.noise,
-                           "relative" if sweep.relative_noise else "absolute")
-            parts.append((scheme, out))
+        for name in sweep.schemes:
+            rngs = sweep.run_rngs(shard, name)
+            if has_engine(sweep.scheme(name)):
+                out = simulate(mdp, sweep.scheme(name), rngs, K, **sweep.operator_options())
+            else:
+                out = _reference_runs(mdp, sweep, name, rngs)
+            parts.append((name, out))
     n = len(parts) * R * K
     columns = {
         "n_states": np.full(n, shard.n_states, dtype=np.int16),
@@ -67,6 +78,20 @@ def compute_shard(sweep: dict, shard: Shard) -> tuple[Shard, dict, float]:
         "step": np.concatenate([o["step"].ravel() for _, o in parts]),
     }
     return shard, columns, time.process_time() - cpu
+
+
+def _reference_runs(mdp, sweep: Sweep, name: str, rngs) -> dict[str, np.ndarray]:
+    """What ``simulate`` returns, from the reference ``nsrl.run`` (a scheme with no engine)."""
+    runs = [run(sweep.scheme(name), ProjectedGreedy(mdp, **sweep.operator_options()),
+                sweep.n_iterations, rng=rng) for rng in rngs]
+    return {"loss": np.stack([h.losses for h in runs]),
+            "memory": np.stack([h.memory for h in runs]),
+            "step": np.stack([h.steps for h in runs])}
+
+
+def without_engine(sweep: Sweep) -> list[str]:
+    """The sweep's schemes that have no batched engine (they run on the reference path)."""
+    return [name for name in sweep.schemes if not has_engine(sweep.scheme(name))]
 
 
 # Peak memory of a shard (measured with ru_maxrss at n_S = 400-800, 30 runs): about four
@@ -183,6 +208,10 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     """
     check_run(sweep, out, jobs=jobs, backend=backend, scheduler=scheduler, resume=resume,
               limit=limit)
+    slow = without_engine(sweep)
+    if slow:
+        warnings.warn(f"no batched engine for {', '.join(slow)}: its runs use the reference "
+                      f"nsrl.run (exact, slower)", stacklevel=2)
     store = Store(out, sweep, resume=resume)
     shards = sweep.shards()
     todo = [s for s in shards if not store.is_done(s)]
@@ -222,8 +251,9 @@ def _compute(store, sweep, todo, intact, jobs, backend, scheduler, progress, ses
                disable=not progress, smoothing=0.05,
                mininterval=0.5 if sys.stderr.isatty() else 60)
     with ctx, bar:
-        for shard, columns, cpu in parallel(delayed(compute_shard)(sweep.to_dict(), s)
-                                       for s in todo):
+        added = added_entries(sweep.schemes)
+        for shard, columns, cpu in parallel(delayed(compute_shard)(sweep.to_dict(), s, added)
+                                            for s in todo):
             store.write(shard, columns)
             written.append(shard.name)
             store.log_session({"event": "shard", "session": session, "shard": shard.name,

@@ -9,6 +9,7 @@ registered for, and the sweep runner falls back to the reference ``nsrl.run`` fo
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass
 
@@ -73,12 +74,34 @@ def _known() -> str:
             f" e.g. 'api(0.1)' or 'nspi(5)'")
 
 
-def make_scheme(name: str):
+def entry_of(name: str) -> SchemeEntry:
+    """The registry entry a scheme name refers to (ValueError if none)."""
+    match = _NAME.match(str(name).lower())
+    entry = SCHEMES.get((match.group(1), match.group(2) is not None)) if match else None
+    if entry is None:
+        raise ValueError(f"unknown scheme {name!r}; {_known()}.")
+    return entry
+
+
+def added_entries(names) -> list[SchemeEntry]:
+    """The entries of ``names`` registered by the user (beyond the built-in seven)."""
+    return [e for e in map(entry_of, names) if (e.base, e.argument is not None) not in BUILTIN]
+
+
+def make_scheme(name: str, **options):
     """A scheme from its name: api, api(0.1), cpi, cpi(0.1), cpi+, psdp, nspi(5).
+
+    Args:
+        name: a registered name (:func:`scheme_names`).
+        **options: keyword options for the schemes whose class takes them (e.g.
+            ``advantage``, ``epsilon`` and ``line_search`` for the CPI family, as a sweep
+            passes them to all its schemes); a class that does not take one ignores it.
 
     Examples:
         >>> make_scheme("nspi(10)").name
         'NSPI(10)'
+        >>> make_scheme("cpi+", line_search="doubling").line_search
+        'doubling'
     """
     match = _NAME.match(str(name).lower())
     if not match:
@@ -88,14 +111,21 @@ def make_scheme(name: str):
     if entry is None:
         kind = "unknown" if not any(b == base for b, _ in SCHEMES) else "malformed"
         raise ValueError(f"{kind} scheme {name!r}; {_known()}.")
+    taken = inspect.signature(entry.cls).parameters
+    kwargs = {k: v for k, v in options.items() if k in taken}
     if entry.argument is None:
-        return entry.cls()
+        return entry.cls(**kwargs)
     try:
         if entry.argument == "m":
             if not arg.isdigit():
                 raise ValueError
-            return entry.cls(int(arg))
-        return entry.cls(float(arg))
+            value = int(arg)
+        else:
+            value = float(arg)
+    except ValueError:
+        raise ValueError(f"malformed scheme {name!r}; {_known()}.") from None
+    try:
+        return entry.cls(value, **kwargs)
     except ValueError:
         raise ValueError(f"malformed scheme {name!r}; {_known()}.") from None
 
@@ -103,3 +133,4 @@ def make_scheme(name: str):
 for _args in (("api", API), ("api", APIAlpha, "alpha"), ("cpi", CPI), ("cpi", CPIAlpha, "alpha"),
               ("cpi+", CPIPlus), ("psdp", PSDP), ("nspi", NSPI, "m")):
     register_scheme(*_args)
+BUILTIN = frozenset(SCHEMES)

@@ -133,3 +133,45 @@ def test_presets_and_toml(tmp_path):
         load_sweep("no-such-preset")
     with pytest.raises(ValueError, match="branching"):
         Sweep(n_states=(5,), branching=(10,))
+
+
+@pytest.fixture
+def api_under_occupancy():
+    """A registered variant of API, greedy under d_{pi,nu}: a subclass without an engine."""
+    from nsrl.greedy import Occupancy
+    from nsrl.schemes import API, SCHEMES, Step, register_scheme
+
+    class APIOcc(API):  # defined here, so that workers receive it by value
+        name = "APIOcc"
+
+        def step(self, operator, rng):
+            g = operator.greedy(self.pi, Occupancy(self.pi), rng)
+            target, self.pi = self.pi, g.policy
+            return Step(target=target, rho=Occupancy(target), greedy=g)
+
+    register_scheme("apiocc", APIOcc)
+    yield APIOcc
+    del SCHEMES[("apiocc", False)]
+
+
+def test_a_scheme_without_engine_runs_on_the_reference_path(tmp_path, api_under_occupancy):
+    """The subclass gets its own losses (never API's), from nsrl.run, in loky workers too."""
+    import nsrl
+    from nsrl.model.garnet import garnet
+
+    sweep = Sweep(name="occ", n_states=(40,), n_actions=(3,), branching=(2,), n_mdps=2,
+                  n_runs=2, n_iterations=6, schemes=("api", "apiocc"))
+    with pytest.warns(UserWarning, match="no batched engine for APIOcc: its runs use the "
+                                         "reference nsrl.run"):
+        run_sweep(sweep, tmp_path, jobs=2, progress=False)
+    df = table(tmp_path)
+    shard = sweep.shards()[1]
+    got = df[(df.mdp == shard.mdp) & (df.scheme == "APIOcc")]
+    rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
+    mdp = garnet(40, 3, 2, seed=rng)
+    want = [nsrl.run(api_under_occupancy(), nsrl.ProjectedGreedy(mdp), 6, rng=r).losses
+            for r in sweep.run_rngs(shard, "APIOcc")]
+    np.testing.assert_allclose(got.sort_values(["run", "iteration"]).loss, np.ravel(want),
+                               rtol=0, atol=1e-12)
+    api = df[(df.mdp == shard.mdp) & (df.scheme == "API")].sort_values(["run", "iteration"])
+    assert not np.allclose(api.loss, np.ravel(want))

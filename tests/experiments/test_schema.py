@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from nsrl.experiments.presets import PRESETS, Sweep
+from nsrl.experiments.presets import PRESETS, Sweep, load_sweep
 from nsrl.experiments.schema import conform_fields, schema, spec
 
 
@@ -113,3 +113,13 @@ def test_sweep_cross_field_rules():
         Sweep(schemes=("api", "nope"))
     with pytest.raises(ValueError, match="distinct schemes"):
         Sweep(schemes=("api", "API"))
+
+
+def test_the_published_paper_run_keeps_its_fingerprint():
+    """Fields added since docs/paper was computed do not change what --resume accepts."""
+    from pathlib import Path
+
+    manifest = json.loads((Path(__file__).parents[2] / "docs/paper/manifest.json").read_text())
+    assert Sweep.from_dict(manifest["sweep"]).fingerprint() == manifest["fingerprint"]
+    assert load_sweep("paper").fingerprint() == manifest["fingerprint"]
+    assert Sweep(cpi_advantage="exact").fingerprint() != manifest["fingerprint"]
