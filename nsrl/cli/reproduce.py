@@ -1,6 +1,6 @@
 """``nsrl reproduce`` and ``nsrl plot`` .
 
-nsrl reproduce [--preset quick|paper|FILE.toml] --out DIR [--jobs N]
+nsrl reproduce [--preset quick|paper|sensitivity|FILE.toml] --out DIR [--jobs N]
 [--backend loky|dask|sequential] [--scheduler ADDRESS] [--resume]
 [--limit N] [--no-plot]
 nsrl plot DIR
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from pathlib import Path
 
 from nsrl.cli.common import UsageError, integer, user_input
 
@@ -18,7 +19,8 @@ def add_parser(sub) -> None:
     """Register the ``reproduce`` and ``plot`` subcommands."""
     p = sub.add_parser("reproduce", help="run a sweep of the paper's experiments (resumable)")
     p.add_argument("--preset", default="quick",
-                   help="quick (default, < 2 min), paper (the full protocol) or a TOML file")
+                   help="quick (default, < 2 min), paper (the full protocol), sensitivity (one "
+                   "reduced sweep per reading of what the paper leaves unsaid) or a TOML file")
     p.add_argument("--out", required=True, help="output folder (table, figures, summary)")
     p.add_argument("--jobs", type=integer(1), default=1, help="local worker processes (default 1)")
     p.add_argument("--backend", default="loky", choices=("loky", "dask", "sequential"),
@@ -41,6 +43,8 @@ def _cmd_reproduce(args) -> int:
 
     options = dict(jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
                    resume=args.resume, limit=args.limit)
+    if args.preset == "sensitivity":
+        return _sensitivity(args, options)
     with user_input():  # every check before anything is written (manifest included)
         sweep = load_sweep(args.preset)
         check_run(sweep, args.out, **options)
@@ -58,12 +62,48 @@ def _cmd_reproduce(args) -> int:
     return 0
 
 
+def _sensitivity(args, options) -> int:
+    """Every reading of nsrl.experiments.sensitivity, then the combined table."""
+    from nsrl.experiments.runner import check_run, run_sweep
+    from nsrl.experiments.sensitivity import sweeps, write_summary
+
+    family = sweeps()
+    with user_input():
+        for name, sweep in family.items():
+            check_run(sweep, Path(args.out) / name, **options)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    total = sum(s.scheme_iterations for s in family.values())
+    print(f"nsrl reproduce: sensitivity study, {len(family)} readings, {total:,} "
+          f"scheme-iterations -> {args.out}", file=sys.stderr)
+    for name, sweep in family.items():
+        result = run_sweep(sweep, Path(args.out) / name, progress=True, **options)
+        print(f"{name}: computed {result['computed']} shards in {result['wall_time']:.1f} s; "
+              f"{result['done']}/{result['total']} done", file=sys.stderr)
+        if not args.no_plot and result["done"] == result["total"]:
+            _plot(Path(args.out) / name, quiet=True)
+    written = write_summary(args.out)
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    print(written[1].read_text())
+    return 0
+
+
 def _cmd_plot(args) -> int:
+    folder = Path(args.dir)
+    if not (folder / "manifest.json").exists() and (folder / "default" / "manifest.json").exists():
+        from nsrl.experiments.sensitivity import write_summary  # a sensitivity study
+
+        written = write_summary(folder)
+        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+        print(written[1].read_text())
+        return 0
     _plot(args.dir)
     return 0
 
 
-def _plot(out) -> None:
+def _plot(out, quiet: bool = False) -> None:
+    import pandas as pd
+
+    from nsrl.experiments.observations import markdown_table
     from nsrl.experiments.report import NoIntactShard, write_report
     from nsrl.experiments.storage import open_results
 
@@ -75,5 +115,7 @@ def _plot(out) -> None:
         raise UsageError(str(exc)) from None
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     print(f"statistics of {coverage.intact}/{coverage.total} shards (intact)", file=sys.stderr)
+    if not quiet:
+        print(markdown_table(pd.read_csv(Path(out) / "observations.csv")))
     if coverage.excluded:
         print(f"nsrl plot: warning: {coverage.problem()}.", file=sys.stderr)

@@ -234,8 +234,12 @@ def observations(pm: pd.DataFrame) -> pd.DataFrame:
 
 def markdown_table(obs: pd.DataFrame) -> str:
     """The observation table as Markdown (for summary.md and the command line)."""
-    mark = {True: "**holds**", False: "does not hold", None: "n/a"}
+    def verdict(holds) -> str:
+        if holds is None or (isinstance(holds, float) and np.isnan(holds)):
+            return "n/a"  # also a None read back from observations.csv (NaN)
+        return "**holds**" if bool(holds) else "does not hold"
+
     lines = ["| | paper | criterion | measured | verdict |", "|---|---|---|---|---|"]
     lines += [f"| {r.observation} | {r.paper} | {r.criterion} | {r.measured} | "
-              f"{mark[r.holds]} |" for r in obs.itertuples()]
+              f"{verdict(r.holds)} |" for r in obs.itertuples()]
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from nsrl.experiments.observations import markdown_table, observations
 from nsrl.experiments.plots import plot_figure
 from nsrl.experiments.presets import Shard
 from nsrl.experiments.stats import INSTANCE, STATS, final_summary, paper_stats, per_mdp
@@ -107,9 +108,11 @@ def write_report(out) -> tuple[list[Path], Coverage]:
         st.to_csv(out / f"stats_{col}.csv", index=False)
         plot_figure(st, out / f"exp_{col}.png", schemes, by=col, title=f"Conditioned on {label}")
         written += [out / f"stats_{col}.csv", out / f"exp_{col}.png"]
-    text = _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out)
+    obs = observations(pm)
+    obs.to_csv(out / "observations.csv", index=False)
+    text = _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out, obs)
     (out / "summary.md").write_text(text)
-    return written + [out / "summary.md"], coverage
+    return written + [out / "observations.csv", out / "summary.md"], coverage
 
 
 def markdown(df: pd.DataFrame, fmt: str = ".3f") -> str:
@@ -189,7 +192,17 @@ def _cpu(out: Path, sweep) -> tuple[float, int, float]:
     return total, count, projected
 
 
-def _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out) -> str:
+def reading(sweep) -> str:
+    """The sweep's reading of what the paper leaves unsaid, in one line."""
+    return (f"noise {sweep.noise:g} ({sweep.noise_model}), "
+            f"{'a' if sweep.constant_feature else 'no'} constant feature, CPI's advantage from "
+            f"the {'model' if sweep.cpi_advantage == 'exact' else 'operator'}, epsilon "
+            f"{'1e-3 R_max' if sweep.cpi_epsilon is None else f'{sweep.cpi_epsilon:g}'}, "
+            f"CPI+ line search '{sweep.line_search}' scored by "
+            f"{'exact' if sweep.line_search_scores == 'exact' else 'estimated'} values")
+
+
+def _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out, obs) -> str:
     wall, sessions = _wall_time(out)
     final = final_summary(overall, pm)
     lines = [
@@ -197,9 +210,9 @@ def _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out) -> s
         "",
         f"- Instances: n_S in {list(sweep.n_states)}, n_A in {list(sweep.n_actions)}, "
         f"b in {list(sweep.branching)}; {sweep.n_mdps} MDPs each, {sweep.n_runs} runs per MDP "
-        f"and scheme, {sweep.n_iterations} iterations; noise {sweep.noise:g} "
-        f"({sweep.noise_model}), gamma {sweep.gamma:g}, "
-        f"seed {sweep.seed}.",
+        f"and scheme, {sweep.n_iterations} iterations; gamma {sweep.gamma:g}, seed "
+        f"{sweep.seed}.",
+        f"- Reading: {reading(sweep)} (docs/decisions.md).",
         f"- Coverage: {coverage.intact}/{coverage.total} shards (instance x MDP) finished and "
         f"intact; statistics use {pm.groupby(INSTANCE + ['mdp']).ngroups} MDPs"
         + (f" ({n_common} per instance)." if n_common else "."),
@@ -233,6 +246,10 @@ def _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out) -> s
         lines += [f"## Final loss conditioned on {label}", "",
                   markdown(pd.concat([table, spread], axis=1)), ""]
     lines += _stopping(pm)
+    lines += ["## Section 5's observations", "",
+              f"{int((obs['holds'] == True).sum())} of {len(obs)} hold "  # noqa: E712
+              "(criteria: nsrl/experiments/observations.py, docs/fidelity.md).", "",
+              markdown_table(obs), ""]
     lines += ["Figures: expall.png (all instances), exp_n_states.png, exp_n_actions.png, "
               "exp_branching.png. Statistics: " + ", ".join(STATS) + " (stats*.csv)."]
     return "\n".join(lines) + "\n"
