@@ -12,131 +12,12 @@ tables, ``Ppi[r, s, s']`` transition matrices of stationary policies.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from scipy.linalg import lapack
 
-from nsrl.batched.linalg import krylov
-from nsrl.batched.linalg.krylov import row_dot
+from nsrl.batched.linalg import kernels, krylov
 from nsrl.batched.linalg.solvers import DEFAULT, Solvers
 from nsrl.exact import backend
 from nsrl.greedy.exact import VALUE_ESTIMATES, perturb, projection_features
-
-
-@njit(cache=True)
-def _q_values(R, nxt, probs, gamma, V):  # pragma: no cover - compiled
-    """Q[r, s, a] = R[s, a] + gamma sum_j probs[s, a, j] V[r, nxt[s, a, j]]."""
-    n_runs, n = V.shape
-    n_actions = nxt.shape[1]
-    Q = np.empty((n_runs, n, n_actions))
-    for r in range(n_runs):
-        v = V[r]
-        for s in range(n):
-            for a in range(n_actions):
-                Q[r, s, a] = R[s, a] + gamma * row_dot(nxt, probs, s, a, v)
-    return Q
-
-
-@njit(cache=True)
-def _greedy(R, nxt, probs, gamma, V):  # pragma: no cover - compiled
-    """argmax_a of :func:`_q_values` (the first maximum, as numpy.argmax), without Q."""
-    n_runs, n = V.shape
-    n_actions = nxt.shape[1]
-    acts = np.empty((n_runs, n), dtype=np.int64)
-    for r in range(n_runs):
-        v = V[r]
-        for s in range(n):
-            best, arg = -np.inf, 0
-            for a in range(n_actions):
-                q = R[s, a] + gamma * row_dot(nxt, probs, s, a, v)
-                if q > best:
-                    best, arg = q, a
-            acts[r, s] = arg
-    return acts
-
-
-@njit(cache=True)
-def _apply_policies(R, nxt, probs, gamma, acts, V):  # pragma: no cover - compiled
-    """(T_pi V)[r, s] = R[s, pi(s)] + gamma sum_j p_j V[r, next_j] for deterministic pi."""
-    n_runs, n = V.shape
-    out = np.empty((n_runs, n))
-    for r in range(n_runs):
-        v = V[r]
-        for s in range(n):
-            a = acts[r, s]
-            out[r, s] = R[s, a] + gamma * row_dot(nxt, probs, s, a, v)
-    return out
-
-
-@njit(cache=True)
-def _propagate(nxt, probs, gamma, acts, M, out):  # pragma: no cover - compiled
-    """out[r] = gamma P_{acts[r]} M[r] with sparse successors (nsrl.exact._propagate)."""
-    n_runs, n = acts.shape
-    width = nxt.shape[2]
-    for r in range(n_runs):
-        for s in range(n):
-            a = acts[r, s]
-            row = out[r, s]
-            row[:] = 0.0
-            for j in range(width):
-                p = probs[s, a, j]
-                if p != 0.0:
-                    src = M[r, nxt[s, a, j]]
-                    for t in range(M.shape[2]):
-                        row[t] += p * src[t]
-            for t in range(M.shape[2]):
-                row[t] *= gamma
-
-
-@njit(cache=True)
-def _mixed_systems(P, R, gamma, Asys, run_of, rpi, acts, owner, steps, A, b):  # pragma: no cover
-    """A[c] = (1 - a) Asys[run_of[c]] + a (I - gamma P_x), b[c] = (1 - a) r_pi + a r_x.
-
-    The systems of the mixtures (1 - a) pi_o + a pi'_o (CPI+'s candidates c, owner o, step a,
-    pi' = acts[o]); a == 1 is pi'_o itself (rules.replaces).
-    """
-    n = P.shape[0]
-    for c in range(owner.shape[0]):
-        o, a, q = owner[c], steps[c], run_of[c]
-        for s in range(n):
-            x = acts[o, s]
-            row = A[c, s]
-            if a == 1.0:
-                for t in range(n):
-                    row[t] = -gamma * P[s, x, t]
-                row[s] += 1.0
-                b[c, s] = R[s, x]
-            else:
-                for t in range(n):
-                    row[t] = (1.0 - a) * Asys[q, s, t] - a * gamma * P[s, x, t]
-                row[s] += a
-                b[c, s] = (1.0 - a) * rpi[o, s] + a * R[s, x]
-
-
-@njit(cache=True)
-def _mix_systems(A, nxt, probs, gamma, runs, acts, alpha):  # pragma: no cover - compiled
-    """A[runs[i]] <- (1 - a_i) A[runs[i]] + a_i (I - gamma P_{acts[i]}), in place, sparse.
-
-    a_i == 1 gives I - gamma P_{acts[i]} exactly (rules.replaces).
-    """
-    n = A.shape[1]
-    width = nxt.shape[2]
-    for i in range(runs.shape[0]):
-        r, a = runs[i], alpha[i]
-        M = A[r]
-        if a == 1.0:
-            M[:, :] = 0.0
-        else:
-            for s in range(n):
-                for t in range(n):
-                    M[s, t] *= 1.0 - a
-        for s in range(n):
-            M[s, s] += a
-            x = acts[i, s]
-            for j in range(width):
-                p = probs[s, x, j]
-                if p != 0.0:
-                    M[s, nxt[s, x, j]] -= a * gamma * p
-
 
 # Mixed-precision refinement (Batch.solve_factored): values to a relative residual of 1e-12
 # (errors <= 1e-12 ||r|| / (1 - gamma)), occupancies to 1e-12 (they set CPI's step).
@@ -193,7 +74,7 @@ class Batch:
 
     def q(self, V: np.ndarray) -> np.ndarray:
         """Q[r, s, a] = R[s, a] + gamma sum_j p_j V[r, next_j] (nsrl.exact.q_values)."""
-        return _q_values(self.R, self.nxt, self.probs, self.gamma, np.ascontiguousarray(V))
+        return kernels.q_values(self.R, self.nxt, self.probs, self.gamma, np.ascontiguousarray(V))
 
     def project_nu(self, V: np.ndarray) -> np.ndarray:
         """Pi_{Phi,nu} V for every run."""
@@ -228,11 +109,11 @@ class Batch:
     def greedy_nu(self, V: np.ndarray, U: np.ndarray) -> np.ndarray:
         """The paper's greedy step under nu: argmax_a Q(Pi_{Phi,nu}(V + u))."""
         W = np.ascontiguousarray(self.project_nu(self.perturb(V, U)))
-        return _greedy(self.R, self.nxt, self.probs, self.gamma, W)
+        return kernels.greedy(self.R, self.nxt, self.probs, self.gamma, W)
 
     def apply(self, acts: np.ndarray, V: np.ndarray) -> np.ndarray:
         """T_pi V for deterministic policies (nsrl.exact._apply)."""
-        return _apply_policies(self.R, self.nxt, self.probs, self.gamma,
+        return kernels.apply_policies(self.R, self.nxt, self.probs, self.gamma,
                                np.ascontiguousarray(acts), np.ascontiguousarray(V))
 
     def rows(self, acts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -271,8 +152,9 @@ class Batch:
 
     def mix(self, A: np.ndarray, runs: np.ndarray, acts: np.ndarray, alpha) -> None:
         """A[runs] <- (1 - alpha) A[runs] + alpha (I - gamma P_acts), in place."""
-        _mix_systems(A, self.nxt, self.probs, self.gamma, np.asarray(runs, dtype=np.int64),
-                     acts, np.broadcast_to(np.asarray(alpha, dtype=np.float64), (len(runs),)))
+        kernels.mix_systems(A, self.nxt, self.probs, self.gamma, np.asarray(runs, dtype=np.int64),
+                            acts, np.broadcast_to(np.asarray(alpha, dtype=np.float64),
+                                                  (len(runs),)))
 
     def table_systems(self, T: np.ndarray) -> np.ndarray:
         """I - gamma P_T for tables T[r, s, a], dense (the direct fallbacks of the solvers)."""
@@ -305,8 +187,8 @@ class Batch:
         """
         A = np.empty((owner.size, self.n, self.n))
         rhs = np.empty((owner.size, self.n))
-        _mixed_systems(self.mdp.P, self.mdp.R, self.gamma, Asys, runs[owner], rpi, acts, owner,
-                       steps, A, rhs)
+        kernels.mixed_systems(self.mdp.P, self.mdp.R, self.gamma, Asys, runs[owner], rpi, acts,
+                              owner, steps, A, rhs)
         return np.linalg.solve(A, rhs[..., None])[..., 0]
 
     def factor(self, A: np.ndarray, runs=None) -> list:
@@ -370,7 +252,7 @@ class Batch:
 
     def propagate(self, acts: np.ndarray, M: np.ndarray, out: np.ndarray) -> np.ndarray:
         """out = gamma P_pi M for deterministic policies (compiled, sparse successors)."""
-        _propagate(self.nxt, self.probs, self.gamma, acts, M, out)
+        kernels.propagate(self.nxt, self.probs, self.gamma, acts, M, out)
         return out
 
     def loop_value(self, window: np.ndarray) -> np.ndarray:
