@@ -126,6 +126,32 @@ def test_start_state_drawn_from_start_distribution():
     assert {env.reset(seed=k)[0] for k in range(20)} == {36}  # the start cell, always
 
 
+def test_finite_mdp_from_a_saved_path_has_a_serialisable_spec(tmp_path):
+    mdp = nsrl.FiniteMDP.from_gymnasium(gym.make("FrozenLake-v1"), gamma=0.9)
+    path = str(tmp_path / "frozenlake.npz")
+    mdp.save(path)
+    env = gym.make("FiniteMDP-v0", mdp=path, observation="onehot")
+    assert env.unwrapped.mdp == mdp
+    spec = gym.envs.registration.EnvSpec.from_json(env.spec.to_json())  # minari stores this
+    assert spec.kwargs == {"mdp": path, "observation": "onehot"}
+    again = gym.make(spec)
+    assert again.unwrapped.mdp == mdp and again.spec.max_episode_steps == 1000
+    # Same seed, same trajectory as the env built from the object.
+    by_object = gym.make("FiniteMDP-v0", mdp=mdp, observation="onehot")
+    for e in (again, by_object):
+        e.reset(seed=4)
+    for a in np.random.default_rng(0).integers(0, 4, 50):
+        np.testing.assert_array_equal(again.step(a)[0], by_object.step(a)[0])
+    envs = gym.make_vec("FiniteMDP-v0", num_envs=3, mdp=path)
+    assert envs.unwrapped.mdp == mdp and envs.spec.kwargs["mdp"] == path
+    with pytest.raises(TypeError, match="not JSON serializable"):  # why the path form exists
+        by_object.spec.to_json()
+    with pytest.raises(TypeError, match="or the path .* got dict"):
+        gym.make("FiniteMDP-v0", mdp={"P": 1})
+    with pytest.raises(FileNotFoundError, match="no MDP file at"):
+        gym.make("FiniteMDP-v0", mdp=str(tmp_path / "missing.npz"))
+
+
 def test_bad_arguments_say_what_was_expected():
     with pytest.raises(ValueError, match=r"observation should be one of .*'pixels'"):
         GarnetEnv(observation="pixels")

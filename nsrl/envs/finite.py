@@ -50,7 +50,9 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
 
     ## Arguments
 
-    - ``mdp``: the ``nsrl.FiniteMDP``.
+    - ``mdp``: the ``nsrl.FiniteMDP``, or the path (str) of an ``.npz`` file written by
+      ``FiniteMDP.save``; a path keeps the env spec serialisable
+      (``gym.make("FiniteMDP-v0", mdp="model.npz").spec.to_json()``), as minari needs.
     - ``observation``: ``"index"`` (default), ``"onehot"`` or ``"features"``.
     - ``backend``: kernel backend of ``sample``, ``"numba"``, ``"numpy"`` or None (see
       nsrl.model.kernels); ``step`` applies the same rule to one uniform, identical for both.
@@ -71,7 +73,7 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
 
     def __init__(
         self,
-        mdp: FiniteMDP,
+        mdp: FiniteMDP | str,
         observation: str = "index",
         backend: str | None = None,
         render_mode: None = None,
@@ -79,8 +81,8 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
         self._init_model(mdp, observation, backend)
         if render_mode is not None:
             raise ValueError(f"render_mode should be None (no rendering), got {render_mode!r}.")
-        self.observation_space = observations.single_space(mdp, observation)
-        self.action_space = spaces.Discrete(mdp.n_actions)
+        self.observation_space = observations.single_space(self.mdp, observation)
+        self.action_space = spaces.Discrete(self.mdp.n_actions)
         self.state = 0
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):

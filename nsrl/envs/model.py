@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
@@ -23,11 +24,15 @@ class ModelAccess:
     observation: str
     backend: str | None
 
-    def _init_model(self, mdp: FiniteMDP, observation: str, backend: str | None) -> None:
+    def _init_model(self, mdp: FiniteMDP | str, observation: str, backend: str | None) -> None:
+        if isinstance(mdp, str | os.PathLike):
+            # A path keeps the env spec serialisable (JSON), e.g. for minari datasets.
+            mdp = FiniteMDP.load(mdp)
         if not isinstance(mdp, FiniteMDP):
             raise TypeError(
-                f"mdp should be an nsrl.FiniteMDP, got {type(mdp).__name__}; build one with "
-                "nsrl.garnet(...) or FiniteMDP.from_gymnasium(env)."
+                f"mdp should be an nsrl.FiniteMDP or the path (str) of one saved by "
+                f"FiniteMDP.save, got {type(mdp).__name__}; build one with nsrl.garnet(...) or "
+                "FiniteMDP.from_gymnasium(env)."
             )
         self.mdp = mdp
         self.observation = observations.check_mode(observation, mdp)
@@ -79,3 +84,33 @@ def read_options(options, n_states: int, size: int | None = None) -> np.ndarray 
             f'options should be None or a dict with the single key "state", got {options!r}.'
         )
     return check_state(options["state"], n_states, size) if "state" in options else None
+
+
+def check_reset_mask(mask, size: int) -> np.ndarray:
+    """Validate ``options["reset_mask"]`` as SyncVectorEnv does: a bool array (size,), any True."""
+    if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
+        got = f"dtype {mask.dtype}" if isinstance(mask, np.ndarray) else type(mask).__name__
+        raise TypeError(
+            f'options["reset_mask"] should be a numpy bool array of shape ({size},), got {got}.'
+        )
+    if mask.shape != (size,):
+        raise ValueError(
+            f'options["reset_mask"] should have shape ({size},), got shape {mask.shape}.'
+        )
+    if not mask.any():
+        raise ValueError('options["reset_mask"] should mark at least one copy True, got none.')
+    return mask
+
+
+def read_vector_options(options, n_states: int, size: int):
+    """``(reset_mask, states)`` asked for in a vector env's ``reset(options=...)``; None if not."""
+    if options is None:
+        return None, None
+    if not isinstance(options, dict) or set(options) - {"state", "reset_mask"}:
+        raise ValueError(
+            'options should be None or a dict with keys "state" and/or "reset_mask", '
+            f"got {options!r}."
+        )
+    mask = check_reset_mask(options["reset_mask"], size) if "reset_mask" in options else None
+    states = check_state(options["state"], n_states, size) if "state" in options else None
+    return mask, states

@@ -15,7 +15,10 @@ IDS = tuple(_ENTRY_POINTS)
 def register() -> None:
     """Register ``Garnet-v0`` and ``FiniteMDP-v0`` (single env and native vector env); idempotent.
 
-    ``FiniteMDP-v0`` needs the model as a keyword: ``gym.make("FiniteMDP-v0", mdp=mdp)``.
+    ``FiniteMDP-v0`` needs the model as a keyword: ``gym.make("FiniteMDP-v0", mdp=mdp)``, or
+    the path of one saved by ``FiniteMDP.save`` (``mdp="model.npz"``: a JSON-serialisable spec).
+    ``gym.make_vec`` passes ``autoreset_mode=`` (an ``AutoresetMode``) to the native vector
+    env as a keyword; gymnasium refuses ``vector_kwargs`` for a vector entry point.
     Both truncate after 1000 steps (TimeLimit for ``make``, the vector env itself for
     ``make_vec``); neither ever terminates.
     """
