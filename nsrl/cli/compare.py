@@ -67,7 +67,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--budget", type=int, default=100_000, help="transitions per run")
     p.add_argument("--iterations", type=int, default=20, help="scheme iterations per run (20)")
     p.add_argument("--horizon", type=int, default=None,
-                   help="rollout horizon H (default: geometric, unbiased)")
+                   help="rollout horizon H before the critic has data (default: the operator's)")
     p.add_argument("--representation", choices=["phi", "onehot"], default=None,
                    help="state features of the sample-based operators (default: Phi)")
     p.add_argument("--seeds", type=int, default=3, help="runs per learner (3)")
