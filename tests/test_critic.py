@@ -1,9 +1,11 @@
 """Truncated m-step rollouts with a critic (CBMPI): tails, unbiasedness, consistency, refusals."""
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
+from threadpoolctl import threadpool_limits
 
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
@@ -12,6 +14,15 @@ from nsrl.greedy.critic import ExactCritic, tail
 from nsrl.schemes.base import Step, greedy_error
 
 Z = 5.0  # standard errors: about 100 entries tested, a correct estimator fails w.p. < 1e-4
+
+
+
+@pytest.fixture(autouse=True)
+def _single_threaded_blas():
+    # The classifier fits are tiny: BLAS threads spinning on a shared machine make them
+    # several times slower (see benchmarks/bench_rollouts.py).
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +71,7 @@ def m_step_draws(mdp, target, m, draws, seed):
     op = RolloutRegression(FiniteMDPVectorEnv(mdp), LinearRegression(), n_states=1, m=m,
                            critic=ExactCritic(mdp), features="onehot")
     states = np.repeat(np.arange(mdp.n_states), draws)
-    q, count = op.q_estimates(target, states, np.random.default_rng(seed))
+    q, count, _ = op.q_estimates(target, states, np.random.default_rng(seed))
     return q.reshape(mdp.n_states, draws, mdp.n_actions), count
 
 
@@ -100,6 +111,42 @@ def test_greedy_step_converges_to_the_exact_greedy_policy_with_the_defaults():
         assert errors[0] > 0 and errors[-1] == 0.0, errors
 
 
+@pytest.mark.parametrize("kind", ["stationary", "mixture"])
+def test_lstd_critic_is_consistent_for_a_stationary_target(mdp, kind):
+    """The previous call's transitions evaluate the target on the empirical model: V_hat
+    converges to v_target as that call's budget grows (no chaining of earlier critics)."""
+    target = targets(mdp)[kind]
+    v = nsrl.evaluate(mdp, target)
+    errors = []
+    for budget in (1_000, 100_000):
+        op = RolloutCSC(FiniteMDPVectorEnv(mdp), DecisionTreeClassifier(random_state=0),
+                        budget=budget, features="onehot", critic="lstd")
+        rng = np.random.default_rng(1)
+        op.greedy(nsrl.constant(0), nsrl.Nu(), rng)  # its data, whatever its target
+        states = np.arange(mdp.n_states)
+        errors.append(np.abs(op.critic.values(target, states, states, rng) - v).max())
+    assert errors[1] < 0.3 * errors[0]  # 100x the data: about 10x smaller
+
+
+def test_lstd_critic_falls_back_where_it_has_no_data(mdp):
+    """States the previous call did not sample take the regression critic's values."""
+    op = RolloutCSC(FiniteMDPVectorEnv(mdp), DecisionTreeClassifier(random_state=0),
+                    n_states=3, features="onehot", critic="lstd", stratified=False)
+    rng = np.random.default_rng(0)
+    op.greedy(nsrl.constant(0), nsrl.Nu(), rng)
+    states = np.arange(mdp.n_states)
+    seen = np.unique(op.critic.fallback.records[-1].states)
+    lstd = op.critic.values(nsrl.constant(1), states, states, rng)
+    regression = op.critic.fallback.values(nsrl.constant(1), states, states, rng)
+    unseen = np.setdiff1d(states, seen)
+    assert len(unseen) > 0 and np.allclose(lstd[unseen], regression[unseen])
+    assert np.all(np.isfinite(lstd))
+    # a loop's tail is not stationary: the regression critic answers
+    loop = targets(mdp)["loop"]
+    np.testing.assert_array_equal(op.critic.values(loop, states, states, rng),
+                                  op.critic.fallback.values(loop, states, states, rng))
+
+
 def test_psdp_critic_is_consistent(mdp):
     """For PSDP the critic's data are unbiased samples of the tail's value: its V_hat of the
     tail converges to the exact value as the budget grows."""
@@ -125,8 +172,13 @@ def test_critic_and_m_refusals():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="m should be an int >= 1"):
             RolloutCSC(env, clf, n_states=5, m=bad)
-    with pytest.raises(TypeError, match="critic should be a scikit-learn regressor"):
+    with pytest.raises(TypeError, match="critic should be 'lstd', a scikit-learn regressor"):
         RolloutCSC(env, clf, n_states=5, critic=LogisticRegression())
+    with pytest.raises(TypeError, match="critic should be"):
+        RolloutCSC(env, clf, n_states=5, critic="lsdt")
+    generic = gym.make("CartPole-v1")
+    with pytest.raises(ValueError, match="critic='lstd' needs an env with a finite model"):
+        RolloutCSC(generic, clf, n_states=5, critic="lstd", gamma=0.99)
     with pytest.raises(ValueError, match="horizon='geometric'"):
         RolloutCSC(env, clf, n_states=5, horizon=None)
     with pytest.raises(ValueError, match="horizon should be an int >= 1"):

@@ -6,11 +6,20 @@ import pytest
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.tree import DecisionTreeClassifier
 from test_sampling import CountingEnv
+from threadpoolctl import threadpool_limits
 
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import RolloutCSC, RolloutRegression
 from nsrl.policies import action_table, stationary_table
+
+
+@pytest.fixture(autouse=True)
+def _single_threaded_blas():
+    # The classifier fits are tiny: BLAS threads spinning on a shared machine make them
+    # several times slower (see benchmarks/bench_rollouts.py).
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -168,10 +177,10 @@ def test_merged_repeated_states_fit_as_the_repeated_rows(mdp):
     rng = np.random.default_rng(0)
     x, q = np.eye(6)[rng.integers(0, 6, 200)], rng.normal(size=(200, 4))
     reg = RolloutRegression(FiniteMDPVectorEnv(mdp), LinearRegression(), n_states=5)
-    from nsrl.greedy.rollout import _group
+    from nsrl.greedy.sampling.common import merge_states
 
     states = x.argmax(axis=1)
-    uniq, mean, counts = _group(states, q)
+    uniq, mean, counts = merge_states(states, q)
     assert counts.sum() == 200 and np.allclose(mean[0], q[states == uniq[0]].mean(axis=0))
     grouped = reg.fit(np.eye(6)[uniq], mean, counts)
     plain = reg.fit(x, q)

@@ -33,7 +33,7 @@ estimate is unbiased for every target (a test oracle, and the best a critic can 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.base import clone, is_regressor
@@ -81,6 +81,7 @@ class Record:
     obs: np.ndarray
     q: np.ndarray
     counts: np.ndarray
+    first: tuple | None = None  # (s, a, r, s') of every rollout's first transition
 
 
 def fit_weighted(estimator, x, y, counts=None):
@@ -114,8 +115,8 @@ class RegressionCritic:
         self.memory = int(memory)
 
     def record(self, rec: Record) -> None:
-        """Keep the data of a finished greedy call."""
-        self.records = (self.records + [rec])[-self.memory:]
+        """Keep the data of a finished greedy call (its Q estimates, not its transitions)."""
+        self.records = (self.records + [replace(rec, first=None)])[-self.memory:]
 
     def source(self, tail_policy) -> Record | None:
         """The recorded call whose Q estimates give V of ``tail_policy``, or None."""
@@ -148,6 +149,67 @@ class RegressionCritic:
         return bool(self.records)
 
 
+class LSTDCritic:
+    """LSTD(0) with one-hot features: the value of a stationary tail on the empirical model.
+
+    The data are the first transitions ``(s, a, r, s')`` of the previous greedy call's
+    rollouts: every action of every sampled state, kept as counts. For a stationary tail
+    pi, pair (s, a) gets the weight ``A pi(a|s)`` (first actions are uniform over the A
+    actions), and V is the exact value of pi on the weighted empirical model,
+    ``(I - gamma P_hat_pi) V = r_hat_pi``, on the states the call sampled: LSTD(0) with
+    one-hot features is this solve. Unlike the regression critic, V does not chain earlier
+    critics (the previous call's transitions evaluate the current target directly), so it
+    is consistent for any stationary target as the previous call's budget grows. States the
+    call did not sample, and tails that are not stationary (loops, PSDP's sequences), get
+    the values of a :class:`RegressionCritic` on the same records. Needs model-index states.
+    """
+
+    def __init__(self, fallback: RegressionCritic, n_states: int, n_actions: int):
+        self.fallback, self.S, self.A = fallback, int(n_states), int(n_actions)
+        self.stats = None
+
+    def record(self, rec: Record) -> None:
+        """Keep the call's first transitions as counts (only the latest call's)."""
+        self.fallback.record(rec)
+        if rec.first is None:
+            self.stats = None
+            return
+        s, a, r, s1 = (np.asarray(x) for x in rec.first)
+        sa = s.astype(np.int64) * self.A + a
+        keys, counts = np.unique(sa * self.S + s1, return_counts=True)
+        self.stats = (np.bincount(sa, minlength=self.S * self.A),
+                      np.bincount(sa, r, minlength=self.S * self.A), keys, counts)
+
+    def ready(self, tail_policy) -> bool:
+        """Whether :meth:`values` has data."""
+        return self.fallback.ready(tail_policy)
+
+    def values(self, tail_policy, states, obs, rng) -> np.ndarray | None:
+        """V_hat(tail) at ``states``."""
+        if isinstance(tail_policy, NonStationary) or self.stats is None:
+            return self.fallback.values(tail_policy, states, obs, rng)
+        from nsrl.greedy.sampling import action_probs
+
+        n_sa, r_sa, keys, counts = self.stats
+        S, sampler, everything = self.S, self.fallback.sampler, np.arange(self.S)
+        w_sa = self.A * action_probs(sampler, tail_policy, everything,
+                                     sampler.observe(everything), rng).reshape(-1)
+        n = np.bincount(everything.repeat(self.A), w_sa * n_sa, minlength=S)
+        has = n > 0
+        r_hat = np.bincount(everything.repeat(self.A), w_sa * r_sa, minlength=S)[has] / n[has]
+        P = np.zeros((S, S))
+        np.add.at(P, (keys // (S * self.A), keys % S), w_sa[keys // S] * counts)
+        P = P[has] / n[has, None]
+        v = np.zeros(S)
+        rest = np.flatnonzero(~has)  # no data: the regression critic's values
+        if len(rest):
+            v[rest] = self.fallback.values(tail_policy, rest, sampler.observe(rest), rng)
+        gamma = sampler.gamma
+        lhs = np.eye(int(has.sum())) - gamma * P[:, has]
+        v[has] = np.linalg.solve(lhs, r_hat + gamma * P[:, ~has] @ v[~has])
+        return v[np.asarray(states, dtype=np.int64)]
+
+
 class ExactCritic:
     """The exact value of the tail, from the model (an oracle, for tests and studies)."""
 
@@ -168,16 +230,36 @@ class ExactCritic:
         return self._backend.value(tail_policy)[np.asarray(states, dtype=np.int64)]
 
 
+def _is_regressor(x) -> bool:
+    try:  # recent scikit-learn raises on objects that are not estimators at all
+        return bool(is_regressor(x))
+    except (AttributeError, TypeError):
+        return False
+
+
 def make_critic(critic, features, sampler, memory: int):
-    """The critic object for the ``critic=`` argument of a rollout operator (None: none)."""
+    """The critic object for the ``critic=`` argument of a rollout operator (None: none).
+
+    ``critic`` is None, "lstd" (needs a finite model: :class:`LSTDCritic`, with a
+    LinearRegression fallback), a scikit-learn regressor (:class:`RegressionCritic`), or an
+    object with ``record``, ``ready`` and ``values`` (e.g. :class:`ExactCritic`).
+    """
     if critic is None:
         return None
     if hasattr(critic, "values") and hasattr(critic, "record") and hasattr(critic, "ready"):
         return critic
-    if not is_regressor(critic):
+    if isinstance(critic, str) and critic == "lstd":
+        if sampler.mdp is None:
+            raise ValueError("critic='lstd' needs an env with a finite model (state indices); "
+                             "pass a scikit-learn regressor, e.g. critic=LinearRegression().")
+        from sklearn.linear_model import LinearRegression
+
+        return LSTDCritic(RegressionCritic(LinearRegression(), features, sampler, memory),
+                          sampler.mdp.n_states, sampler.n_actions)
+    if isinstance(critic, str) or not _is_regressor(critic):
         raise TypeError(
-            f"critic should be a scikit-learn regressor (e.g. LinearRegression()), an "
-            f"nsrl.greedy.critic.ExactCritic, or None for plain truncated rollouts; got "
-            f"{type(critic).__name__}."
+            f"critic should be 'lstd', a scikit-learn regressor (e.g. LinearRegression()), "
+            f"an nsrl.greedy.critic.ExactCritic, or None for plain truncated rollouts; got "
+            f"{critic!r}."
         )
     return RegressionCritic(critic, features, sampler, memory)

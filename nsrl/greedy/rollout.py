@@ -8,8 +8,8 @@ al. 2015; paper, section 1):
 2. in each state, K rollouts per action a estimate ``Q_target(s, a)``, the actions of a
    state driven by common random numbers (``crn``). Once a critic has data (every call but
    the first), a rollout is m transitions long and ends with ``gamma^m V_hat(s_m)``, V_hat
-   the value of the target's tail fitted on earlier calls' estimates
-   (:mod:`nsrl.greedy.critic`); otherwise it has the ``horizon`` H (fixed, or "geometric"
+   the value of the target's tail estimated from earlier calls' data (CBMPI;
+   :mod:`nsrl.greedy.critic`); otherwise it has the ``horizon`` H (fixed, or "geometric"
    for an unbiased estimate). A finite sequence shorter than m runs to its end;
 3. average the estimates of repeated states (the reduction below is not linear in Q), then
    fit a scikit-learn estimator, cloned at each call, on the state features:
@@ -32,10 +32,13 @@ is the rollout estimate of ``rho (T_{pi'} v_pi - v_pi)``: the mean over the samp
 ``Q(s, pi'(s)) - sum_a pi(a|s) Q(s, a)``. ``value(policy, rng)`` estimates ``nu v_pi`` by
 H-step rollouts from nu (CPI+'s line search); the candidates compared between two greedy
 calls share their random numbers. ``samples_used`` counts every transition drawn, greedy
-steps and value estimates alike (the critic draws none: it reuses the calls' estimates).
+steps and value estimates alike (the critic draws none: it reuses the calls' data).
 
-The defaults (``DEFAULTS``) were chosen by the study of ``benchmarks/study_rollouts.py``
-(docs/sampling.md).
+The defaults (``DEFAULTS``: m = 1 with the LSTD critic on a finite model, H = 30 for the
+first call, one rollout per state and action, CRN, stratified states, every state of the
+d_{pi,nu} walks) were chosen by the study of ``benchmarks/study_rollouts.py``
+(docs/rollout_study.md): m = 1 had the lowest final loss of API and PSDP at every budget
+tried (3 000 to 50 000 transitions per call) on Garnet(50, 4, 2).
 """
 
 from __future__ import annotations
@@ -51,10 +54,12 @@ from nsrl.greedy.base import Greedy, Occupancy
 from nsrl.greedy.critic import Record, fit_weighted, make_critic, tail
 from nsrl.greedy.features import EstimatorPolicy, make_features
 from nsrl.greedy.sampling import action_probs, make_sampler, sample_states
+from nsrl.greedy.sampling.common import dense_indices, merge_states
 from nsrl.policies import NonStationary
 
-#: Defaults of the rollout operators, from benchmarks/study_rollouts.py.
-DEFAULTS = {"m": 1, "horizon": 30, "n_rollouts": 1}
+#: Defaults of the rollout operators, from benchmarks/study_rollouts.py (critic="auto":
+#: "lstd" on a finite model, else LinearRegression() on the critic features).
+DEFAULTS = {"m": 1, "horizon": 30, "n_rollouts": 1, "critic": "auto"}
 _DEFAULT = object()
 
 
@@ -64,35 +69,11 @@ def _check_int(name: str, value, hint: str) -> int:
     return int(value)
 
 
-def _dense(states) -> bool:
-    """Model indices in a range small enough for bincount (else np.unique sorts)."""
-    return (states.ndim == 1 and np.issubdtype(states.dtype, np.integer) and len(states) > 0
-            and states.min() >= 0 and states.max() < 4 * len(states) + 100_000)
-
-
-def _group(states, q):
-    """Repeated states merged: (distinct states, their mean Q, their counts).
-
-    States that are not model indices (vector observations) are left as they are.
-    """
-    states = np.asarray(states)
-    if not _dense(states):
-        if states.ndim != 1 or not np.issubdtype(states.dtype, np.integer):
-            return states, q, np.ones(len(q))
-        uniq, inverse, counts = np.unique(states, return_inverse=True, return_counts=True)
-        sums = np.stack([np.bincount(inverse, q[:, a]) for a in range(q.shape[1])], axis=1)
-        return uniq, sums / counts[:, None], counts.astype(np.float64)
-    counts = np.bincount(states)
-    uniq = np.flatnonzero(counts)
-    sums = np.stack([np.bincount(states, q[:, a])[uniq] for a in range(q.shape[1])], axis=1)
-    return uniq, sums / counts[uniq, None], counts[uniq].astype(np.float64)
-
-
 class _RolloutOperator:
     """Sampling, budget, critic and bookkeeping shared by the two rollout operators."""
 
     def __init__(self, env, estimator, *, budget=None, n_states=None, n_rollouts=_DEFAULT,
-                 horizon=_DEFAULT, m=_DEFAULT, critic=_DEFAULT, critic_features=_DEFAULT,
+                 horizon=_DEFAULT, m=_DEFAULT, critic="auto", critic_features=_DEFAULT,
                  crn=True, stratified=True, every_state=True, features=None,
                  value_rollouts=None, gamma=None):
         self.sampler = make_sampler(env, gamma)
@@ -108,7 +89,8 @@ class _RolloutOperator:
                             "gamma^m V(s_m) (m=1: one transition, then the critic).")
         self.n_rollouts = _check_int("n_rollouts", DEFAULTS["n_rollouts"] if n_rollouts is
                                      _DEFAULT else n_rollouts, "e.g. n_rollouts=1.")
-        critic = LinearRegression() if critic is _DEFAULT else critic
+        if isinstance(critic, str) and critic == "auto":
+            critic = "lstd" if self.sampler.mdp is not None else LinearRegression()
         self.critic = make_critic(critic, self._critic_features(critic_features, env),
                                   self.sampler, memory=self.m + 16)
         self.crn, self.stratified = bool(crn), bool(stratified)
@@ -185,8 +167,12 @@ class _RolloutOperator:
         # ceil(N (1 - gamma)) walks, each state of them costing one transition
         return max(1, int((self.budget - walk) // (cost + self.gamma)))
 
-    def q_estimates(self, target, states, rng) -> tuple[np.ndarray, int]:
-        """Q_target(s, a) for each state, shape (N, n_actions), and the transitions drawn."""
+    def q_estimates(self, target, states, rng):
+        """Q_target(s, a) for each state, shape (N, n_actions), and the transitions drawn.
+
+        Also returns the first transitions ``(s, a, r, s')`` of the rollouts (the LSTD
+        critic's data; None when the sampler does not report them).
+        """
         n, A, K = len(states), self.n_actions, self.n_rollouts
         horizon, rest = self._schedule(target)
         out = self.sampler.q_rollouts(target, states, rng, K, horizon, self.crn)
@@ -194,12 +180,16 @@ class _RolloutOperator:
         if rest is not None:  # truncated at m (not ended, not terminated): bootstrap
             cut = np.flatnonzero(out.steps == horizon)
             returns[cut] += self.gamma**horizon * self._values(rest, out, cut, rng)
-        return returns.reshape(n, A, K).mean(axis=2), out.count
+        first = None
+        if out.first_states is not None:
+            first = (np.repeat(np.asarray(states), A * K), np.tile(np.repeat(np.arange(A), K), n),
+                     out.first_rewards, np.asarray(out.first_states))
+        return returns.reshape(n, A, K).mean(axis=2), out.count, first
 
     def _values(self, rest, out, cut, rng) -> np.ndarray:
         """The critic at the end states ``out.states[cut]``, once per distinct state."""
         ends = out.states[cut]
-        if out.obs is None and _dense(ends):
+        if out.obs is None and dense_indices(ends):
             present = np.flatnonzero(np.bincount(ends))
             table = np.zeros(present[-1] + 1)
             table[present] = self.critic.values(rest, present, self.sampler.observe(present),
@@ -218,15 +208,15 @@ class _RolloutOperator:
         """An approximately greedy policy w.r.t. v_target, learned from rollouts under rho."""
         states, walk = sample_states(self.sampler, rho, self.states_per_call(target, rho), rng,
                                      self.stratified, self.every_state)
-        q, count = self.q_estimates(target, states, rng)
-        uniq, q_mean, counts = _group(states, q)
+        q, count, first = self.q_estimates(target, states, rng)
+        uniq, q_mean, counts = merge_states(states, q)
         obs = self.sampler.observe(uniq)
         policy = self.fit(self.features(obs), q_mean, counts)
         chosen = q_mean[np.arange(len(uniq)), policy.act(obs)]
         base = self._baseline(target, uniq, obs, q_mean, rng)
         advantage = float(np.average(chosen - base, weights=counts))
         if self.critic is not None:
-            self.critic.record(Record(target, policy, uniq, obs, q_mean, counts))
+            self.critic.record(Record(target, policy, uniq, obs, q_mean, counts, first))
         self.samples_used += walk + count
         self._value_seed = int(rng.integers(2**63))  # CRN for the value() calls that follow
         return Greedy(policy, advantage, walk + count)
@@ -266,9 +256,14 @@ class RolloutCSC(_RolloutOperator):
             the first call): an int (discounted H-step return, bias at most
             ``gamma^H V_max``) or "geometric" (unbiased, high variance).
         m: rollout length before the critic's bootstrap ``gamma^m V_hat(s_m)`` (CBMPI).
-        critic: a scikit-learn regressor fitted on the state features (default
-            ``LinearRegression()``: tabular with one-hot features), an
-            :class:`nsrl.greedy.critic.ExactCritic`, or None (plain H-step rollouts).
+        critic: what ends the m-step rollouts (:mod:`nsrl.greedy.critic`): "lstd" (LSTD(0)
+            with one-hot features on the previous call's transitions, for stationary
+            tails; needs a finite model), a scikit-learn regressor fitted on the previous
+            calls' Q estimates (:class:`~nsrl.greedy.critic.RegressionCritic`), an
+            :class:`~nsrl.greedy.critic.ExactCritic`, or None (plain H-step rollouts).
+            Default "auto": "lstd" on a finite model, else ``LinearRegression()``.
+        critic_features: the regression critic's features (default: one-hot for
+            state-index observations, a tabular critic; else ``features``).
         crn: common random numbers across the actions of a state.
         stratified: stratified draws of the states (see ``nsrl.greedy.sampling``).
         features: see :func:`nsrl.greedy.features.make_features`.

@@ -5,8 +5,9 @@ Two samplers give the same draws in distribution:
 * :class:`ModelSampler`, the fast path, for an env with a batched generative model
   ``env.sample(states, actions, rng)`` and its finite model ``env.mdp`` (the native
   ``nsrl.envs.FiniteMDPVectorEnv``): policies are tabulated on the model once per call, and
-  all rollouts of a greedy step (states x actions x K) advance together, one vectorised step
-  per time step;
+  all rollouts of a greedy step (states x actions x K) run in one call of a fused numba
+  kernel on the model's transition tables (:mod:`nsrl.greedy.sampling.kernel`, with a
+  numpy fallback that gives the same numbers);
 * :class:`EnvSampler`, the generic path, for any single Gymnasium env whose
   ``reset(options={"state": s})`` puts it in state ``s``: one rollout at a time through
   ``reset``/``step``, the policy acting on the env's observations.
@@ -35,15 +36,19 @@ toy-text envs).
 
 States from ``d_{pi,nu}`` are drawn as Kakade & Langford (2002) do (paper, footnote on
 API(alpha)): start from nu (the env's reset distribution), follow pi, stop at each step with
-probability ``1 - gamma``. Every transition drawn is counted.
+probability ``1 - gamma``; the last state is the draw, at gamma / (1 - gamma) transitions
+each. With ``every_state=True`` every state a walk visits is kept (thinned when fewer are
+asked): a walk visits s ``d(s) / (1 - gamma)`` times in expectation, so the sample's expected
+counts stay proportional to d, at one transition per state. Every transition drawn is
+counted.
 
 **Stratified states.** ``sample_states(..., stratified=True)`` draws the n states of nu on a
 finite model by systematic sampling (state s appears floor or ceil of ``n nu(s)`` times), and
-the walks of d_{pi,nu} from stratified start states and stratified stopping times; each
-state drawn is still marginally nu (resp. d_{pi,nu}), so every estimator built on them keeps
-its expectation and consistency, with less variance. The generic path stratifies nu only
-when the env exposes its finite model (``env.unwrapped.mdp``); otherwise it draws i.i.d.
-resets.
+the walks of d_{pi,nu} from stratified start states and stratified stopping times; the
+expected count of each state is unchanged (n nu(s), resp. n d(s)), so every estimator that
+sums over the drawn states keeps its expectation and consistency, with less variance. The
+generic path stratifies nu only when the env exposes its finite model
+(``env.unwrapped.mdp``); otherwise it draws i.i.d. resets.
 """
 
 from __future__ import annotations

@@ -37,6 +37,9 @@ class Rollouts:
         steps: transitions of each rollout; shorter than asked when the plan ended first
             (a finite sequence) or the episode terminated.
         count: total transitions drawn (``steps.sum()``).
+        first_rewards: the reward of each rollout's first transition (rollouts with a
+            first action; None otherwise).
+        first_states: the state each rollout reached after its first transition.
     """
 
     returns: np.ndarray
@@ -44,6 +47,8 @@ class Rollouts:
     obs: np.ndarray | None
     steps: np.ndarray
     count: int
+    first_rewards: np.ndarray | None = None
+    first_states: np.ndarray | None = None
 
 
 class Plan:
@@ -176,3 +181,27 @@ def crn_groups(n: int, n_actions: int, n_rollouts: int, crn: bool) -> np.ndarray
     i = np.repeat(np.arange(n, dtype=np.int64), n_actions * n_rollouts)
     k = np.tile(np.arange(n_rollouts, dtype=np.int64), n * n_actions)
     return i * n_rollouts + k
+
+
+def dense_indices(states) -> bool:
+    """Model indices in a range small enough for bincount (else np.unique sorts)."""
+    return (states.ndim == 1 and np.issubdtype(states.dtype, np.integer) and len(states) > 0
+            and states.min() >= 0 and states.max() < 4 * len(states) + 100_000)
+
+
+def merge_states(states, q):
+    """Repeated states merged: (distinct states, their mean Q, their counts).
+
+    States that are not model indices (vector observations) are left as they are.
+    """
+    states = np.asarray(states)
+    if not dense_indices(states):
+        if states.ndim != 1 or not np.issubdtype(states.dtype, np.integer):
+            return states, q, np.ones(len(q))
+        uniq, inverse, counts = np.unique(states, return_inverse=True, return_counts=True)
+        sums = np.stack([np.bincount(inverse, q[:, a]) for a in range(q.shape[1])], axis=1)
+        return uniq, sums / counts[:, None], counts.astype(np.float64)
+    counts = np.bincount(states)
+    uniq = np.flatnonzero(counts)
+    sums = np.stack([np.bincount(states, q[:, a])[uniq] for a in range(q.shape[1])], axis=1)
+    return uniq, sums / counts[uniq, None], counts[uniq].astype(np.float64)

@@ -72,6 +72,7 @@ class EnvSampler:
 
     def _episode(self, plan, obs, state, first, length, discounted, rng, visited=None):
         ret, disc, t, offset = 0.0, 1.0, 0, 0 if first is None else 1
+        first_step = (0.0, state)  # the first transition's reward and next state
         while t < length:
             if t == 0 and first is not None:
                 a = int(first)
@@ -82,20 +83,23 @@ class EnvSampler:
                 a = int(pi.act(np.asarray([obs]), 0, rng)[0])
             obs, r, terminated, truncated, info = self.env.step(a)
             state = info.get("state", obs)
+            if t == 0:
+                first_step = (float(r), state)
             if visited is not None:
                 visited.append(state)
             ret, t = ret + disc * float(r), t + 1
             disc = disc * self.gamma if discounted else 1.0
             if terminated or truncated:
                 break
+        self._first_step = first_step
         return ret, t, state, obs
 
     def _run(self, plan, states, actions, group, lengths, rng, discounted) -> Rollouts:
         """Rollouts one ``reset``/``step`` episode each; a group shares one seed."""
         seeds = rng.integers(2**63, size=int(group.max()) + 1 if len(group) else 0)
         n = len(group)
-        ret, steps = np.zeros(n), np.zeros(n, dtype=np.int64)
-        ends, obs = [None] * n, [None] * n
+        ret, steps, r0 = np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n)
+        ends, obs, s1 = [None] * n, [None] * n, [None] * n
         for i in range(n):
             seed = int(seeds[group[i]])
             start = None if states is None else states[i]
@@ -103,7 +107,11 @@ class EnvSampler:
             first = None if actions is None else actions[i]
             ret[i], steps[i], ends[i], obs[i] = self._episode(
                 plan, o, s, first, lengths[i], discounted, np.random.default_rng(seed))
-        return Rollouts(ret, np.asarray(ends), np.asarray(obs), steps, int(steps.sum()))
+            r0[i], s1[i] = self._first_step
+        out = Rollouts(ret, np.asarray(ends), np.asarray(obs), steps, int(steps.sum()))
+        if actions is not None:
+            out.first_rewards, out.first_states = r0, np.asarray(s1)
+        return out
 
     def q_rollouts(self, policy, states, rng, n_rollouts: int = 1, horizon=None,
                    crn: bool = True) -> Rollouts:

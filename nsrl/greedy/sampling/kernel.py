@@ -152,6 +152,8 @@ def run(mdp, program, loop: bool, s0, a0, group, lengths, rng, gamma: float,
     Returns:
         ``(returns, end_states, steps)``, and with ``record`` the visited states: rollout
         i's are ``path[path_start[i]:path_start[i] + steps[i] + 1]``, start state included.
+        With first actions ``a0``, ``(first_rewards, first_states)`` follow: the first
+        transition of each rollout, recomputed from its uniform (the same rule).
     """
     nxt, cdf = kernels.transition_tables(mdp)
     R = np.ascontiguousarray(mdp.R, dtype=np.float64)
@@ -179,4 +181,9 @@ def run(mdp, program, loop: bool, s0, a0, group, lengths, rng, gamma: float,
         step = _run_numba if kernels.resolve_backend(backend) == "numba" else _run_numpy
         step(nxt, cdf, R, act, pcdf, stoch, bool(loop), offset, s0, a0, group, start,
              lengths, U, W, float(gamma), bool(discounted), *out, path, path_start)
-    return out + ((path, path_start) if record else ())
+    extra = (path, path_start) if record else ()
+    if offset and n:  # the first transition, from the same uniform: for the critic's data
+        first_u = U[start[group]]
+        j = (cdf[s0, a0, :-1] <= first_u[:, None]).sum(axis=1)
+        extra += (R[s0, a0], nxt[s0, a0, j])
+    return out + extra

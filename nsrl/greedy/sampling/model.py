@@ -81,10 +81,10 @@ class ModelSampler:
                                                                           int(natural))
         longest = int(lengths.max()) if len(lengths) else 0
         program = plan.program(self.mdp, longest)
-        ret, end, steps = kernel.run(self.mdp, program, plan.loop, states, first, group,
-                                     lengths, rng, self.gamma, discounted, self.backend,
-                                     group_lengths=group_lengths)
-        return Rollouts(ret, end, None, steps, int(steps.sum()))
+        ret, end, steps, *rs = kernel.run(self.mdp, program, plan.loop, states, first, group,
+                                          lengths, rng, self.gamma, discounted, self.backend,
+                                          group_lengths=group_lengths)
+        return Rollouts(ret, end, None, steps, int(steps.sum()), *rs)
 
     def q_rollouts(self, policy, states, rng, n_rollouts: int = 1, horizon=None,
                    crn: bool = True) -> Rollouts:
@@ -132,6 +132,9 @@ class ModelSampler:
                 break
             a = first[:alive] if t < offset else self.act(plan, t - offset, s[:alive], rng)
             s[:alive], r = self.env.sample(s[:alive], a, rng)
+            if t == 0 and first is not None:
+                r0, s1 = np.zeros(n), np.zeros(n, dtype=np.int64)
+                r0[:alive], s1[:alive] = r, s[:alive]
             if visited is not None:
                 visited.append(s[:alive].copy())
             returns[:alive] += disc * r
@@ -141,6 +144,9 @@ class ModelSampler:
         out = Rollouts(np.empty(n), np.empty(n, dtype=np.int64), None,
                        np.empty(n, dtype=np.int64), int(steps.sum()))
         out.returns[order], out.states[order], out.steps[order] = returns, s, steps
+        if first is not None and t > 0:
+            out.first_rewards, out.first_states = np.empty(n), np.empty(n, dtype=np.int64)
+            out.first_rewards[order], out.first_states[order] = r0, s1
         return out
 
     def occupancy_states(self, policy, n: int, rng, stratified: bool = False,
