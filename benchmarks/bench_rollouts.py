@@ -79,7 +79,7 @@ def main():
 
         def shipped(rng, op=op):
             g = op.greedy(target, nsrl.Nu(), rng)
-            assert op.critic.records and g.samples == S * A * K * H
+            assert op.critic.stats is not None and g.samples == S * A * K * H
             return g.samples
 
         t, n = timed(shipped, 5)

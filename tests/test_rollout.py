@@ -78,6 +78,8 @@ def test_refusals(mdp):
         RolloutCSC(env, Ridge(), n_states=5)
     with pytest.raises(TypeError, match="regressor"):
         RolloutRegression(env, LogisticRegression(), n_states=5)
+    with pytest.raises(TypeError, match="needs a scikit-learn classifier, got str"):
+        RolloutCSC(env, "tree", n_states=5)
     with pytest.raises(ValueError, match="too small.*4 actions"):
         RolloutCSC(env, LogisticRegression(), budget=4 * 2 * 10 - 1, n_rollouts=2, horizon=10)
     RolloutCSC(env, LogisticRegression(), budget=4 * 2 * 10, n_rollouts=2, horizon=10)

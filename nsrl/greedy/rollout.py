@@ -63,6 +63,13 @@ DEFAULTS = {"m": 1, "horizon": 30, "n_rollouts": 1, "critic": "auto"}
 _DEFAULT = object()
 
 
+def _is(test, estimator) -> bool:
+    try:  # recent scikit-learn raises on objects that are not estimators at all
+        return bool(test(estimator))
+    except (AttributeError, TypeError):
+        return False
+
+
 def _check_int(name: str, value, hint: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} should be an int >= 1, got {value!r}; {hint}")
@@ -284,7 +291,7 @@ class RolloutCSC(_RolloutOperator):
     """
 
     def _check_estimator(self, estimator):
-        if not is_classifier(estimator):
+        if not _is(is_classifier, estimator):
             raise TypeError(
                 f"RolloutCSC needs a scikit-learn classifier, got {type(estimator).__name__}; "
                 f"e.g. LogisticRegression() or DecisionTreeClassifier() (for a regressor use "
@@ -327,7 +334,7 @@ class RolloutRegression(_RolloutOperator):
     """
 
     def _check_estimator(self, estimator):
-        if not is_regressor(estimator):
+        if not _is(is_regressor, estimator):
             raise TypeError(
                 f"RolloutRegression needs a scikit-learn regressor, got "
                 f"{type(estimator).__name__}; e.g. Ridge() (for a classifier use RolloutCSC)."
