@@ -55,12 +55,19 @@ def test_compare_writes_table_and_figure(tmp_path, capsys):
     assert (sampled.samples > 0).all()
 
 
-def test_learner_checkpoints_stop_at_the_budget():
+def test_learner_checkpoints_stop_at_the_budget(monkeypatch):
     mdp = nsrl.garnet(10, 2, 2, seed=0)
     learner = compare.scheme_learner("api(0.1)", "rollout-reg", iterations=40)
-    points = learner(mdp, 8000, 0)  # 200 per greedy call, in expectation
+    points = learner(mdp, 8000, 0)  # fixed-length rollouts: at most 8000 // 40 per call
     samples = [s for s, _ in points]
-    assert samples == sorted(samples) and 20 < len(points) < 40
+    assert samples == sorted(samples) and len(points) == 40
+    assert 0.95 * 8000 <= samples[-1] <= 8000
+    # An operator that spends three times its share is stopped once the budget is used.
+    original = compare.sample_operator
+    monkeypatch.setattr(compare, "sample_operator",
+                        lambda name, mdp, samples, **kw: original(name, mdp, 3 * samples, **kw))
+    samples = [s for s, _ in learner(mdp, 8000, 0)]
+    assert samples == sorted(samples) and 10 < len(samples) < 20
     assert samples[-1] >= 8000 and samples[-2] < 8000
 
 

@@ -167,3 +167,129 @@ def test_generic_path_same_seed_same_numbers():
     np.testing.assert_array_equal(runs[0][0], runs[1][0])
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
     assert not np.array_equal(runs[0][0], runs[2][0])
+
+
+# --- Common random numbers, the rollout kernel, stratified states -------------------------
+
+@pytest.mark.parametrize("kind", ["deterministic", "mixture", "loop", "finite", "empty"])
+@pytest.mark.parametrize("horizon", [None, 7])
+def test_kernel_backends_give_the_same_numbers(mdp, kind, horizon):
+    target = policies(mdp)[kind]
+    outs = []
+    for backend in ("numba", "numpy"):
+        sampler = ModelSampler(FiniteMDPVectorEnv(mdp, backend=backend))
+        outs.append(sampler.q_rollouts(target, np.arange(mdp.n_states), np.random.default_rng(3),
+                                       5, horizon, crn=True))
+    for field in ("returns", "states", "steps"):
+        np.testing.assert_array_equal(getattr(outs[0], field), getattr(outs[1], field))
+    assert outs[0].count == outs[1].count == outs[0].steps.sum()
+
+
+@pytest.mark.parametrize("kind", ["deterministic", "mixture", "loop", "finite"])
+def test_crn_rollouts_stay_unbiased(mdp, kind):
+    """Sharing random numbers across actions leaves each Q estimate's distribution alone."""
+    target = policies(mdp)[kind]
+    q = nsrl.q_values(mdp, nsrl.evaluate(mdp, target))
+    sampler = ModelSampler(FiniteMDPVectorEnv(mdp))
+    out = sampler.q_rollouts(target, np.arange(mdp.n_states), np.random.default_rng(0), 4000,
+                             None, crn=True)
+    r = out.returns.reshape(mdp.n_states, mdp.n_actions, -1)
+    se = r.std(axis=2) / np.sqrt(r.shape[2])
+    assert np.all(np.abs(r.mean(axis=2) - q) <= Z * se + 1e-12)
+
+
+def difference_variance(sampler, target, n_states, k, horizon, crn, seed=0):
+    out = sampler.q_rollouts(target, np.arange(n_states), np.random.default_rng(seed), k,
+                             horizon, crn)
+    r = out.returns.reshape(n_states, sampler.n_actions, k)
+    return (r[:, 1:] - r[:, :1]).var(axis=2).mean()
+
+
+def test_crn_reduces_the_variance_of_q_differences():
+    """Continuations that meet go on together: differences lose what follows (measured)."""
+    mdp = nsrl.garnet(8, 3, 2, gamma=0.95, seed=5)
+    target = nsrl.Mixture([(0.5, nsrl.Deterministic([0, 2, 1, 1, 0, 2, 2, 1])),
+                           (0.5, nsrl.constant(1))])
+    sampler = ModelSampler(FiniteMDPVectorEnv(mdp))
+    # Geometric horizon: 306 -> 0.07 (the shared length removes the length's variance);
+    # H = 40: 0.18 -> 0.06, at seed 0.
+    for horizon, factor in ((None, 100), (40, 2)):
+        independent = difference_variance(sampler, target, 8, 400, horizon, crn=False)
+        common = difference_variance(sampler, target, 8, 400, horizon, crn=True)
+        assert common * factor < independent
+
+
+def test_generic_path_crn_by_seed_reduces_the_variance_too():
+    env = gym.make("Garnet-v0", n_states=8, n_actions=3, branching=2, gamma=0.95, seed=5)
+    sampler = make_sampler(env)
+    target = nsrl.Mixture([(0.5, nsrl.Deterministic([0, 2, 1, 1, 0, 2, 2, 1])),
+                           (0.5, nsrl.constant(1))])
+    independent = difference_variance(sampler, target, 4, 30, 25, crn=False)
+    common = difference_variance(sampler, target, 4, 30, 25, crn=True)
+    assert common * 2 < independent  # measured 0.139 -> 0.059
+
+
+def test_generic_path_counts_every_step():
+    base = gym.make("Garnet-v0", n_states=6, n_actions=2, branching=2, gamma=0.8, seed=0)
+
+    class Counting(gym.Wrapper):
+        steps = 0
+
+        def step(self, action):
+            Counting.steps += 1
+            return self.env.step(action)
+
+    sampler = make_sampler(Counting(base))
+    rng = np.random.default_rng(0)
+    for target in policies(sampler.mdp).values():
+        for horizon in (None, 3):
+            Counting.steps = 0
+            out = sampler.q_rollouts(target, np.arange(6), rng, 2, horizon)
+            assert out.count == Counting.steps == out.steps.sum()
+    Counting.steps = 0
+    states, count = sampler.occupancy_states(policies(sampler.mdp)["mixture"], 40, rng, True,
+                                             every_state=True)
+    # ceil(40 (1 - gamma)) = 8 walks, each keeping its start and every state it reaches
+    assert count == Counting.steps and len(states) == count + 8
+    assert set(states.tolist()) <= set(range(6))
+
+
+def test_stratified_nu_states_take_floor_or_ceil_of_each_share():
+    start = np.array([0.5, 0.0, 0.3, 0.2])
+    mdp = nsrl.FiniteMDP(np.full((4, 2, 4), 0.25), np.arange(4.0), 0.9, start=start)
+    sampler = ModelSampler(FiniteMDPVectorEnv(mdp))
+    for n in (7, 10, 33):
+        counts = np.bincount(sampler.start(n, np.random.default_rng(n), stratified=True),
+                             minlength=4)
+        assert counts.sum() == n and np.all(np.abs(counts - n * start) < 1)
+
+
+@pytest.mark.parametrize("stratified", [False, True])
+@pytest.mark.parametrize("every_state", [False, True])
+def test_occupancy_draws_match_exact(mdp, stratified, every_state):
+    pi = policies(mdp)["mixture"]
+    d = nsrl.occupancy(mdp, pi)
+    sampler = ModelSampler(FiniteMDPVectorEnv(mdp))
+    states, count = sample_states(sampler, nsrl.Occupancy(pi), 60_000, np.random.default_rng(2),
+                                  stratified, every_state)
+    n = len(states)
+    freq = np.bincount(states, minlength=mdp.n_states) / n
+    # Every state of a walk is kept: the states of one walk (1 / (1 - gamma) = 5 on average)
+    # are correlated, which at most multiplies the variance by that length.
+    inflation = 1 / (1 - mdp.gamma) if every_state else 1
+    assert np.all(np.abs(freq - d) <= Z * np.sqrt(inflation * d * (1 - d) / n) + 1e-12)
+    per_state = mdp.gamma if every_state else mdp.gamma / (1 - mdp.gamma)
+    assert abs(count / 60_000 - per_state) < 0.05 * per_state
+    if every_state:
+        assert abs(n - 60_000) < 0.05 * 60_000
+
+
+def test_q_rollout_counts_are_exact(mdp):
+    sampler = ModelSampler(FiniteMDPVectorEnv(mdp))
+    S, A, rng = mdp.n_states, mdp.n_actions, np.random.default_rng(0)
+    for kind, target in policies(mdp).items():
+        for crn in (False, True):
+            out = sampler.q_rollouts(target, np.arange(S), rng, 3, 9, crn)
+            # first action + 3 policies + the terminal step (state rewards) for "finite"
+            length = {"finite": 5, "empty": 2}.get(kind, 9)
+            assert out.count == S * A * 3 * length == out.steps.sum(), (kind, crn)

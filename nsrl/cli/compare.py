@@ -89,7 +89,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--iterations", type=integer(1), default=20,
                    help="scheme iterations per run (20)")
     p.add_argument("--horizon", type=integer(1), default=None,
-                   help="rollout horizon H (default: geometric, unbiased)")
+                   help="rollout horizon H before the critic has data (default: the operator's)")
     p.add_argument("--representation", choices=["phi", "onehot"], default=None,
                    help="state features of the sample-based operators (default: Phi)")
     p.add_argument("--seeds", type=integer(1), default=3, help="runs per learner (3)")

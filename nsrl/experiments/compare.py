@@ -31,11 +31,13 @@ MODEL_OPERATORS = ("exact", "projected")
 def sample_operator(name: str, mdp, samples: int, horizon=None, features=None):
     """The sample-based operator ``name`` on the native vector env of ``mdp``.
 
-    ``samples`` transitions per greedy call; rollouts use the ``horizon`` H (default: a
-    geometric horizon, unbiased Q) and one rollout per state and action; estimators are
-    linear in ``features`` (default: the MDP's Phi, like the paper's projection, one-hot
-    without; or "onehot"): LogisticRegression for ``rollout-csc``, Ridge per action for
-    ``rollout-reg``, LSTD-Q for ``lstdq``.
+    ``samples`` transitions per greedy call; estimators are linear in ``features`` (default:
+    the MDP's Phi, like the paper's projection, one-hot without; or "onehot"):
+    LogisticRegression for ``rollout-csc``, Ridge per action for ``rollout-reg``, LSTD-Q
+    for ``lstdq``. Rollouts use the operator's defaults (``nsrl.greedy.rollout.DEFAULTS``:
+    m-step rollouts ended by a tabular critic, CRN, stratified states), except for
+    ``horizon`` H, the length of the rollouts that have no critic value to end on (the
+    first call), when given (an int, or "geometric").
     """
     from sklearn.linear_model import LogisticRegression, Ridge
 
@@ -43,12 +45,13 @@ def sample_operator(name: str, mdp, samples: int, horizon=None, features=None):
     from nsrl.greedy import LSTDQ, RolloutCSC, RolloutRegression
 
     env = FiniteMDPVectorEnv(mdp, num_envs=1)
+    rollout = {} if horizon is None else {"horizon": horizon}
     if name == "rollout-csc":
         return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=samples,
-                          horizon=horizon, features=features)
+                          features=features, **rollout)
     if name == "rollout-reg":
-        return RolloutRegression(env, Ridge(alpha=1e-3), budget=samples, horizon=horizon,
-                                 features=features)
+        return RolloutRegression(env, Ridge(alpha=1e-3), budget=samples, features=features,
+                                 **rollout)
     if name == "lstdq":
         return LSTDQ(env, budget=samples, ridge=1e-4, features=features)
     raise ValueError(f"unknown sample-based operator {name!r}; expected one of "

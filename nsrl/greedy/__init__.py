@@ -9,6 +9,7 @@ from nsrl.greedy.exact import ExactGreedy, ProjectedGreedy
 
 __all__ = [
     "EstimatorPolicy",
+    "ExactCritic",
     "ExactGreedy",
     "Greedy",
     "GreedyOperator",
@@ -16,6 +17,7 @@ __all__ = [
     "Nu",
     "Occupancy",
     "ProjectedGreedy",
+    "RegressionCritic",
     "RolloutCSC",
     "RolloutRegression",
     "check_operator",
@@ -26,6 +28,8 @@ _LAZY = {
     "RolloutRegression": "nsrl.greedy.rollout",
     "LSTDQ": "nsrl.greedy.lstdq",
     "EstimatorPolicy": "nsrl.greedy.features",
+    "ExactCritic": "nsrl.greedy.critic",
+    "RegressionCritic": "nsrl.greedy.critic",
 }
 
 

@@ -1,80 +1,162 @@
 """Rollout greedy operators: cost-sensitive classification and Q regression.
 
-At each call (Lagoudakis & Parr 2003; Lazaric, Ghavamzadeh & Munos 2010; paper, section 1):
+At each call (Lagoudakis & Parr 2003; Lazaric, Ghavamzadeh & Munos 2010; CBMPI, Scherrer et
+al. 2015; paper, section 1):
 
 1. draw N states from rho: nu (the env's reset distribution) or d_{pi,nu} (geometric
-   stopping, for the CPI family);
-2. in each state, K rollouts per action a estimate ``Q_target(s, a)`` (``nsrl.greedy.sampling``);
-3. fit a scikit-learn estimator, cloned at each call, on the state features:
+   stopping, for the CPI family), stratified by default (``nsrl.greedy.sampling``);
+2. in each state, K rollouts per action a estimate ``Q_target(s, a)``, the actions of a
+   state driven by common random numbers (``crn``). Once a critic has data (every call but
+   the first), a rollout is m transitions long and ends with ``gamma^m V_hat(s_m)``, V_hat
+   the value of the target's tail estimated from earlier calls' data (CBMPI;
+   :mod:`nsrl.greedy.critic`); otherwise it has the ``horizon`` H (fixed, or "geometric"
+   for an unbiased estimate). A finite sequence shorter than m runs to its end;
+3. average the estimates of repeated states (the reduction below is not linear in Q), then
+   fit a scikit-learn estimator, cloned at each call, on the state features:
 
    * :class:`RolloutCSC`: a classifier, through the **weighted all-pairs label** reduction
      of cost-sensitive classification: state s gives one example per action a, labelled a,
      with weight ``w(s, a) = sum_b (Q(s, a) - Q(s, b))^+`` (the all-pairs weights gathered by
-     label). A classifier that minimises the weighted error predicts ``argmax_a w(s, a)``,
-     which is ``argmax_a Q(s, a)`` because w is strictly increasing in Q(s, a); choosing c
-     instead of the best action costs at least ``Q(s, a*) - Q(s, c)`` in weighted error, so
-     the weighted error bounds the greedy regret. With two actions it is the usual
-     classification weighted by ``|Q(s, 0) - Q(s, 1)|``. Weights are rescaled to mean 1.
+     label) times the number of times s was drawn. A classifier that minimises the weighted
+     error predicts ``argmax_a w(s, a)``, which is ``argmax_a Q(s, a)`` because w is
+     strictly increasing in Q(s, a); choosing c instead of the best action costs at least
+     ``Q(s, a*) - Q(s, c)`` in weighted error, so the weighted error bounds the greedy
+     regret. With two actions it is the usual classification weighted by
+     ``|Q(s, 0) - Q(s, 1)|``. Weights are rescaled to sum to the number of (draw, label)
+     examples, as without the merging (a regularised classifier keeps its data scale).
    * :class:`RolloutRegression`: one regressor of ``Q(., a)`` per action; the policy is the
      argmax of their predictions.
 
 The returned policy is an :class:`~nsrl.greedy.features.EstimatorPolicy`. ``Greedy.advantage``
 is the rollout estimate of ``rho (T_{pi'} v_pi - v_pi)``: the mean over the sampled states of
 ``Q(s, pi'(s)) - sum_a pi(a|s) Q(s, a)``. ``value(policy, rng)`` estimates ``nu v_pi`` by
-rollouts from nu (CPI+'s line search). ``samples_used`` counts every transition drawn,
-greedy steps and value estimates alike.
+H-step rollouts from nu (CPI+'s line search); the candidates compared between two greedy
+calls share their random numbers. ``samples_used`` counts every transition drawn, greedy
+steps and value estimates alike (the critic draws none: it reuses the calls' data).
+
+The defaults (``DEFAULTS``: m = 1 with the LSTD critic on a finite model, H = 30 for the
+first call, one rollout per state and action, CRN, stratified states, every state of the
+d_{pi,nu} walks) were chosen by the study of ``benchmarks/study_rollouts.py``
+(docs/rollout_study.md): m = 1 had the lowest final loss of API and PSDP at every budget
+tried (3 000 to 50 000 transitions per call) on Garnet(50, 4, 2).
 """
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.linear_model import LinearRegression
 from sklearn.utils.validation import has_fit_parameter
 
 from nsrl.greedy.base import Greedy, Occupancy
+from nsrl.greedy.critic import Record, fit_weighted, make_critic, tail
 from nsrl.greedy.features import EstimatorPolicy, make_features
 from nsrl.greedy.sampling import action_probs, make_sampler, sample_states
+from nsrl.greedy.sampling.common import dense_indices, merge_states
 from nsrl.policies import NonStationary
+
+#: Defaults of the rollout operators, from benchmarks/study_rollouts.py (critic="auto":
+#: "lstd" on a finite model, else LinearRegression() on the critic features).
+DEFAULTS = {"m": 1, "horizon": 30, "n_rollouts": 1, "critic": "auto"}
+_DEFAULT = object()
+
+
+def _is(test, estimator) -> bool:
+    try:  # recent scikit-learn raises on objects that are not estimators at all
+        return bool(test(estimator))
+    except (AttributeError, TypeError):
+        return False
+
+
+def _check_int(name: str, value, hint: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} should be an int >= 1, got {value!r}; {hint}")
+    return int(value)
 
 
 class _RolloutOperator:
-    """Sampling, budget and bookkeeping shared by the two rollout operators."""
+    """Sampling, budget, critic and bookkeeping shared by the two rollout operators."""
 
-    def __init__(self, env, estimator, *, budget=None, n_states=None, n_rollouts=1,
-                 horizon=None, features=None, value_rollouts=None, gamma=None):
+    def __init__(self, env, estimator, *, budget=None, n_states=None, n_rollouts=_DEFAULT,
+                 horizon=_DEFAULT, m=_DEFAULT, critic="auto", critic_features=_DEFAULT,
+                 crn=True, stratified=True, every_state=True, features=None,
+                 value_rollouts=None, gamma=None):
         self.sampler = make_sampler(env, gamma)
         self.gamma, self.n_actions = self.sampler.gamma, self.sampler.n_actions
         if self.sampler.mdp is not None:
             self.mdp = self.sampler.mdp
         self.estimator = self._check_estimator(estimator)
         self.features = make_features(features, env, self.sampler.mdp)
-        if horizon is not None and (int(horizon) != horizon or horizon < 1):
-            raise ValueError(f"horizon should be a positive int or None, got {horizon!r}.")
-        if int(n_rollouts) != n_rollouts or n_rollouts < 1:
-            raise ValueError(f"n_rollouts should be a positive int, got {n_rollouts!r}.")
-        self.horizon, self.n_rollouts = horizon, int(n_rollouts)
+        self.horizon = self._check_horizon(DEFAULTS["horizon"] if horizon is _DEFAULT
+                                           else horizon)
+        self.m = _check_int("m", DEFAULTS["m"] if m is _DEFAULT else m,
+                            "m is the rollout length before the critic's bootstrap "
+                            "gamma^m V(s_m) (m=1: one transition, then the critic).")
+        self.n_rollouts = _check_int("n_rollouts", DEFAULTS["n_rollouts"] if n_rollouts is
+                                     _DEFAULT else n_rollouts, "e.g. n_rollouts=1.")
+        if isinstance(critic, str) and critic == "auto":
+            critic = "lstd" if self.sampler.mdp is not None else LinearRegression()
+        self.critic = make_critic(critic, self._critic_features(critic_features, env),
+                                  self.sampler, memory=self.m + 16)
+        self.crn, self.stratified = bool(crn), bool(stratified)
+        self.every_state = bool(every_state)
         if (budget is None) == (n_states is None):
             raise ValueError("give exactly one of budget= (transitions per call) or n_states=.")
-        least = self.n_actions * self.n_rollouts * self._length(None)
-        if budget is not None and budget < least:
+        per_state = self.n_actions * self.n_rollouts * max(
+            self._length(None, bootstrap=False), self._length(None, bootstrap=True))
+        if budget is not None and budget < per_state:
             raise ValueError(
                 f"budget={budget} transitions is too small for one state with {self.n_rollouts}"
                 f" rollout(s) per action: {self.n_actions} actions x {self.n_rollouts} x "
-                f"{self._length(None):g} expected transitions = {least:g}; raise the budget, "
-                f"or lower n_rollouts or horizon."
+                f"{per_state / self.n_actions / self.n_rollouts:g} expected transitions = "
+                f"{per_state:g}; raise the budget, or lower n_rollouts, horizon or m."
             )
-        if n_states is not None and (int(n_states) != n_states or n_states < 1):
-            raise ValueError(f"n_states should be a positive int, got {n_states!r}.")
+        if n_states is not None:
+            _check_int("n_states", n_states, "the number of states drawn per greedy call.")
         self.budget, self.n_states = budget, n_states
         self.value_rollouts = value_rollouts
         self.samples_used = 0
+        self._value_seed = None
 
     def _check_estimator(self, estimator):
         raise NotImplementedError
 
-    def _length(self, target) -> float:
+    def _critic_features(self, spec, env):
+        """One-hot for state-index observations (a tabular critic), else the features."""
+        if spec is _DEFAULT:
+            try:
+                return make_features("onehot", env, self.sampler.mdp)
+            except ValueError:  # vector observations: the operator's own features
+                return self.features
+        return self.features if spec is None else make_features(spec, env, self.sampler.mdp)
+
+    @staticmethod
+    def _check_horizon(horizon):
+        if horizon == "geometric":
+            return None
+        if horizon is None:
+            raise ValueError("horizon=None is ambiguous: pass horizon='geometric' for the "
+                             "unbiased geometric horizon (high variance at gamma near 1), or "
+                             "an int H for H-step rollouts.")
+        return _check_int("horizon", horizon, "or 'geometric'.")
+
+    def _schedule(self, target):
+        """(rollout length or None for geometric, tail to bootstrap from or None)."""
+        if self.critic is not None:
+            rest = tail(target, self.m)
+            if rest is not None and self.critic.ready(rest):
+                return self.m, rest
+        return self.horizon, None
+
+    def _length(self, target, bootstrap=None) -> float:
         """Expected transitions of one rollout following ``target``."""
-        length = self.horizon if self.horizon is not None else 1.0 / (1.0 - self.gamma)
+        if bootstrap is None:
+            length, _ = self._schedule(target)
+        else:
+            length = self.m if bootstrap else self.horizon
+        length = length if length is not None else 1.0 / (1.0 - self.gamma)
         if isinstance(target, NonStationary) and not target.loop:
             length = min(length, len(target) + 1 + int(self.sampler.state_reward))
         return float(length)
@@ -84,17 +166,44 @@ class _RolloutOperator:
         if self.n_states is not None:
             return self.n_states
         cost = self.n_actions * self.n_rollouts * self._length(target)
-        if isinstance(rho, Occupancy):
-            cost += self.gamma / (1.0 - self.gamma)  # the walk to a d_{pi,nu} state
-        return max(1, int(self.budget // cost))
+        walk = self.gamma / (1.0 - self.gamma)  # expected transitions of one walk
+        if not isinstance(rho, Occupancy):
+            return max(1, int(self.budget // cost))
+        if not self.every_state:  # one walk per state
+            return max(1, int(self.budget // (cost + walk)))
+        # ceil(N (1 - gamma)) walks, each state of them costing one transition
+        return max(1, int((self.budget - walk) // (cost + self.gamma)))
 
-    def q_estimates(self, target, states, rng) -> tuple[np.ndarray, int]:
-        """Monte-Carlo Q_target(s, a) for each state, shape (N, n_actions), and the count."""
+    def q_estimates(self, target, states, rng):
+        """Q_target(s, a) for each state, shape (N, n_actions), and the transitions drawn.
+
+        Also returns the first transitions ``(s, a, r, s')`` of the rollouts (the LSTD
+        critic's data; None when the sampler does not report them).
+        """
         n, A, K = len(states), self.n_actions, self.n_rollouts
-        s = np.repeat(states, A * K, axis=0)
-        a = np.tile(np.repeat(np.arange(A), K), n)
-        returns, count = self.sampler.rollouts(target, s, a, rng, self.horizon)
-        return returns.reshape(n, A, K).mean(axis=2), count
+        horizon, rest = self._schedule(target)
+        out = self.sampler.q_rollouts(target, states, rng, K, horizon, self.crn)
+        returns = out.returns
+        if rest is not None:  # truncated at m (not ended, not terminated): bootstrap
+            cut = np.flatnonzero(out.steps == horizon)
+            returns[cut] += self.gamma**horizon * self._values(rest, out, cut, rng)
+        first = None
+        if out.first_states is not None:
+            first = (np.repeat(np.asarray(states), A * K), np.tile(np.repeat(np.arange(A), K), n),
+                     out.first_rewards, np.asarray(out.first_states))
+        return returns.reshape(n, A, K).mean(axis=2), out.count, first
+
+    def _values(self, rest, out, cut, rng) -> np.ndarray:
+        """The critic at the end states ``out.states[cut]``, once per distinct state."""
+        ends = out.states[cut]
+        if out.obs is None and dense_indices(ends):
+            present = np.flatnonzero(np.bincount(ends))
+            table = np.zeros(present[-1] + 1)
+            table[present] = self.critic.values(rest, present, self.sampler.observe(present),
+                                                rng)
+            return table[ends]
+        obs = self.sampler.observe(ends) if out.obs is None else out.obs[cut]
+        return self.critic.values(rest, ends, obs, rng)
 
     def _baseline(self, target, states, obs, q, rng) -> np.ndarray:
         """sum_a pi(a|s) Q(s, a) for a stationary target (NaN for a non-stationary one)."""
@@ -104,20 +213,35 @@ class _RolloutOperator:
 
     def greedy(self, target, rho, rng) -> Greedy:
         """An approximately greedy policy w.r.t. v_target, learned from rollouts under rho."""
-        n = self.states_per_call(target, rho)
-        states, walk = sample_states(self.sampler, rho, n, rng)
-        q, count = self.q_estimates(target, states, rng)
-        obs = self.sampler.observe(states)
-        policy = self.fit(self.features(obs), q)
-        chosen = q[np.arange(n), policy.act(obs)]
-        advantage = float(np.mean(chosen - self._baseline(target, states, obs, q, rng)))
+        states, walk = sample_states(self.sampler, rho, self.states_per_call(target, rho), rng,
+                                     self.stratified, self.every_state)
+        q, count, first = self.q_estimates(target, states, rng)
+        uniq, q_mean, counts = merge_states(states, q)
+        obs = self.sampler.observe(uniq)
+        policy = self.fit(self.features(obs), q_mean, counts)
+        chosen = q_mean[np.arange(len(uniq)), policy.act(obs)]
+        base = self._baseline(target, uniq, obs, q_mean, rng)
+        advantage = float(np.average(chosen - base, weights=counts))
+        if self.critic is not None:
+            self.critic.record(Record(target, policy, uniq, obs, q_mean, counts, first))
         self.samples_used += walk + count
+        self._value_seed = int(rng.integers(2**63))  # CRN for the value() calls that follow
         return Greedy(policy, advantage, walk + count)
 
     def value(self, policy, rng) -> float:
-        """Rollout estimate of nu v_policy (CPI+'s line search); its samples are counted."""
-        n = self.value_rollouts or self.states_per_call(policy, None) * self.n_rollouts
-        returns, count = self.sampler.from_start(policy, n, rng, self.horizon)
+        """Rollout estimate of nu v_policy (CPI+'s line search); its samples are counted.
+
+        Every call between two greedy calls uses the same random numbers (start states,
+        uniforms), so the candidates of a line search are compared with common random
+        numbers.
+        """
+        if self._value_seed is None:
+            self._value_seed = int(rng.integers(2**63))
+        crn = np.random.default_rng(self._value_seed)
+        length = self._length(policy, bootstrap=False)
+        n = self.value_rollouts or (self.n_states * self.n_rollouts if self.n_states else
+                                    max(1, int(self.budget // (self.n_actions * length))))
+        returns, count = self.sampler.from_start(policy, n, crn, self.horizon, self.stratified)
         self.samples_used += count
         return float(returns.mean())
 
@@ -134,10 +258,23 @@ class RolloutCSC(_RolloutOperator):
         classifier: any scikit-learn classifier whose ``fit`` takes ``sample_weight``.
         budget: transitions per greedy call (sets the number of states N), or
         n_states: N directly.
-        n_rollouts: K rollouts per state and action.
-        horizon: H, or None for a geometric random horizon (unbiased Q).
+        n_rollouts: K rollouts per state and action (default ``DEFAULTS["n_rollouts"]``).
+        horizon: H, the rollout length when there is no critic value to end on (no critic,
+            the first call): an int (discounted H-step return, bias at most
+            ``gamma^H V_max``) or "geometric" (unbiased, high variance).
+        m: rollout length before the critic's bootstrap ``gamma^m V_hat(s_m)`` (CBMPI).
+        critic: what ends the m-step rollouts (:mod:`nsrl.greedy.critic`): "lstd" (LSTD(0)
+            with one-hot features on the previous call's transitions, for stationary
+            tails; needs a finite model), a scikit-learn regressor fitted on the previous
+            calls' Q estimates (:class:`~nsrl.greedy.critic.RegressionCritic`), an
+            :class:`~nsrl.greedy.critic.ExactCritic`, or None (plain H-step rollouts).
+            Default "auto": "lstd" on a finite model, else ``LinearRegression()``.
+        critic_features: the regression critic's features (default: one-hot for
+            state-index observations, a tabular critic; else ``features``).
+        crn: common random numbers across the actions of a state.
+        stratified: stratified draws of the states (see ``nsrl.greedy.sampling``).
         features: see :func:`nsrl.greedy.features.make_features`.
-        value_rollouts: rollouts per ``value`` call (default N K).
+        value_rollouts: rollouts per ``value`` call (default: budget / (n_actions H)).
         gamma: discount, for an env without a model.
 
     Examples:
@@ -145,14 +282,16 @@ class RolloutCSC(_RolloutOperator):
         >>> from sklearn.tree import DecisionTreeClassifier
         >>> from nsrl.envs import FiniteMDPVectorEnv
         >>> env = FiniteMDPVectorEnv(nsrl.garnet(20, 2, 2, seed=0), num_envs=1)
-        >>> op = RolloutCSC(env, DecisionTreeClassifier(), n_states=20, horizon=50)
+        >>> op = RolloutCSC(env, DecisionTreeClassifier(), n_states=20, horizon=50, m=5)
         >>> g = op.greedy(nsrl.constant(), nsrl.Nu(), np.random.default_rng(0))
-        >>> g.samples == op.samples_used == 20 * 2 * 50
+        >>> g.samples == op.samples_used == 20 * 2 * 50   # first call: no critic yet
+        True
+        >>> op.greedy(g.policy, nsrl.Nu(), np.random.default_rng(1)).samples == 20 * 2 * 5
         True
     """
 
     def _check_estimator(self, estimator):
-        if not is_classifier(estimator):
+        if not _is(is_classifier, estimator):
             raise TypeError(
                 f"RolloutCSC needs a scikit-learn classifier, got {type(estimator).__name__}; "
                 f"e.g. LogisticRegression() or DecisionTreeClassifier() (for a regressor use "
@@ -166,18 +305,24 @@ class RolloutCSC(_RolloutOperator):
             )
         return estimator
 
-    def fit(self, x: np.ndarray, q: np.ndarray) -> EstimatorPolicy:
-        """Weighted all-pairs labels from Q estimates, then a clone of the classifier."""
+    def fit(self, x: np.ndarray, q: np.ndarray, counts=None) -> EstimatorPolicy:
+        """Weighted all-pairs labels from Q estimates, then a clone of the classifier.
+
+        ``counts[i]`` (default 1) is how many draws row i stands for.
+        """
+        counts = np.ones(len(q)) if counts is None else np.asarray(counts, dtype=np.float64)
         w = np.clip(q[:, :, None] - q[:, None, :], 0.0, None).sum(axis=2)  # w[s, a]
         rows, labels = np.nonzero(w > 0)
-        weights = w[rows, labels]
+        weights = w[rows, labels] * counts[rows]
         if rows.size == 0:  # every sampled state is a tie: plain labels
             rows, labels = np.arange(len(q)), np.argmax(q, axis=1)
-            weights = np.ones(len(q))
+            weights = counts
         if np.unique(labels).size == 1:
             return self._policy(constant=int(labels[0]))
+        # Weights sum to the number of (draw, label) examples they stand for, so that a
+        # regularised classifier sees the data size it would without the merging.
         clf = clone(self.estimator)
-        clf.fit(x[rows], labels, sample_weight=weights / weights.mean())
+        clf.fit(x[rows], labels, sample_weight=weights * (counts[rows].sum() / weights.sum()))
         return self._policy(classifier=clf)
 
 
@@ -189,14 +334,20 @@ class RolloutRegression(_RolloutOperator):
     """
 
     def _check_estimator(self, estimator):
-        if not is_regressor(estimator):
+        if not _is(is_regressor, estimator):
             raise TypeError(
                 f"RolloutRegression needs a scikit-learn regressor, got "
                 f"{type(estimator).__name__}; e.g. Ridge() (for a classifier use RolloutCSC)."
             )
         return estimator
 
-    def fit(self, x: np.ndarray, q: np.ndarray) -> EstimatorPolicy:
-        """One regressor per action on the Q estimates."""
-        regs = [clone(self.estimator).fit(x, q[:, a]) for a in range(self.n_actions)]
+    def fit(self, x: np.ndarray, q: np.ndarray, counts=None) -> EstimatorPolicy:
+        """One regressor per action on the Q estimates (rows weighted by ``counts``).
+
+        Least squares on the mean of a repeated state weighted by its count has the same
+        minimiser as on the repeated rows; a regressor without ``sample_weight`` gets the
+        rows repeated.
+        """
+        regs = [fit_weighted(clone(self.estimator), x, q[:, a], counts)
+                for a in range(self.n_actions)]
         return self._policy(regressors=regs)

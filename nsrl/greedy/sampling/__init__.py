@@ -5,8 +5,9 @@ Two samplers give the same draws in distribution:
 * :class:`ModelSampler`, the fast path, for an env with a batched generative model
   ``env.sample(states, actions, rng)`` and its finite model ``env.mdp`` (the native
   ``nsrl.envs.FiniteMDPVectorEnv``): policies are tabulated on the model once per call, and
-  all rollouts of a greedy step (states x actions x K) advance together, one vectorised step
-  per time step;
+  all rollouts of a greedy step (states x actions x K) run in one call of a fused numba
+  kernel on the model's transition tables (:mod:`nsrl.greedy.sampling.kernel`, with a
+  numpy fallback that gives the same numbers);
 * :class:`EnvSampler`, the generic path, for any single Gymnasium env whose
   ``reset(options={"state": s})`` puts it in state ``s``: one rollout at a time through
   ``reset``/``step``, the policy acting on the env's observations.
@@ -20,9 +21,34 @@ periodic loop cycles through its policies. The horizon is either fixed (``H`` re
 discounted: bias at most ``gamma^H V_max``) or geometric (continue each step with
 probability gamma, rewards undiscounted: an unbiased estimate of Q).
 
+**Common random numbers (CRN).** ``q_rollouts`` estimates Q_pi(s, a) for every action of a
+state; with ``crn=True`` rollout k of every action of state s is driven by the same random
+numbers: the inverse-transform uniform of its t-th transition, the uniform of its t-th
+mixture draw, and its (geometric) length. Each Q estimate keeps its distribution (it is
+unbiased exactly when it was), but the estimates of the actions of a state become
+positively correlated: two continuations that meet in the same state at the same step go
+on together, so differences Q(s, a) - Q(s, b), which is all a greedy step uses, lose the
+variance of everything after they meet. The fast path shares the uniforms themselves; the
+generic path shares a seed per group (the env is reset with it, and the policy's draws come
+from a Generator seeded with it), which is CRN exactly when the env draws its transitions
+from its own ``np_random`` in a fixed order (true of nsrl's envs and of Gymnasium's
+toy-text envs).
+
 States from ``d_{pi,nu}`` are drawn as Kakade & Langford (2002) do (paper, footnote on
 API(alpha)): start from nu (the env's reset distribution), follow pi, stop at each step with
-probability ``1 - gamma``. Every transition drawn is counted.
+probability ``1 - gamma``; the last state is the draw, at gamma / (1 - gamma) transitions
+each. With ``every_state=True`` every state a walk visits is kept (thinned when fewer are
+asked): a walk visits s ``d(s) / (1 - gamma)`` times in expectation, so the sample's expected
+counts stay proportional to d, at one transition per state. Every transition drawn is
+counted.
+
+**Stratified states.** ``sample_states(..., stratified=True)`` draws the n states of nu on a
+finite model by systematic sampling (state s appears floor or ceil of ``n nu(s)`` times), and
+the walks of d_{pi,nu} from stratified start states and stratified stopping times; the
+expected count of each state is unchanged (n nu(s), resp. n d(s)), so every estimator that
+sums over the drawn states keeps its expectation and consistency, with less variance. The
+generic path stratifies nu only when the env exposes its finite model
+(``env.unwrapped.mdp``); otherwise it draws i.i.d. resets.
 """
 
 from __future__ import annotations
@@ -30,13 +56,21 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.greedy.base import Nu, Occupancy
-from nsrl.greedy.sampling.common import Plan, Transitions, rollout_lengths
+from nsrl.greedy.sampling.common import (
+    Plan,
+    Rollouts,
+    Transitions,
+    crn_groups,
+    rollout_lengths,
+    stratified_uniforms,
+)
 from nsrl.greedy.sampling.env import EnvSampler
 from nsrl.greedy.sampling.model import ModelSampler
 from nsrl.policies import stationary_table
 
-__all__ = ["EnvSampler", "ModelSampler", "Plan", "Transitions", "action_probs", "make_sampler",
-           "rollout_lengths", "sample_states"]
+__all__ = ["EnvSampler", "ModelSampler", "Plan", "Rollouts", "Transitions", "action_probs",
+           "crn_groups", "make_sampler", "rollout_lengths", "sample_states",
+           "stratified_uniforms"]
 
 
 def make_sampler(env, gamma: float | None = None):
@@ -60,12 +94,17 @@ def make_sampler(env, gamma: float | None = None):
     return EnvSampler(env, gamma, state_reward=getattr(mdp, "state_reward", False))
 
 
-def sample_states(sampler, rho, n: int, rng) -> tuple[np.ndarray, int]:
-    """``n`` states from ``rho`` (Nu() or Occupancy(pi)) and the transitions drawn."""
+def sample_states(sampler, rho, n: int, rng, stratified: bool = False,
+                  every_state: bool = False):
+    """States from ``rho`` (Nu() or Occupancy(pi)) and the transitions drawn.
+
+    ``n`` states, or about ``n`` for d_{pi,nu} with ``every_state`` (every state of the
+    walks kept, see ``ModelSampler.occupancy_states``).
+    """
     if isinstance(rho, Nu):
-        return sampler.start(n, rng), 0
+        return sampler.start(n, rng, stratified), 0
     if isinstance(rho, Occupancy):
-        return sampler.occupancy_states(rho.policy, n, rng)
+        return sampler.occupancy_states(rho.policy, n, rng, stratified, every_state)
     raise TypeError(f"rho should be Nu() or Occupancy(policy) for sampling, got {rho!r}.")
 
 

@@ -3,13 +3,30 @@
 It gives the same draws in distribution as :class:`nsrl.greedy.sampling.ModelSampler` (see that
 module for rollouts, horizons, terminal values and d_{pi,nu}), one ``reset``/``step`` at a
 time: the compatibility path, not the fast one.
+
+Common random numbers: each random-number group (rollout k of every action of a state) gets
+one seed; each rollout of the group starts with ``reset(seed=seed, options={"state": s})``
+and draws its policy's actions from ``np.random.default_rng(seed)``. The env's transitions
+are then common random numbers when the env draws them from its ``np_random`` in a fixed
+order (nsrl's envs: one uniform per step); an env that draws a varying number of numbers
+per step still gets valid, merely less correlated, rollouts.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from nsrl.greedy.sampling.common import Plan, Transitions, rollout_lengths
+from nsrl.greedy.sampling.common import (
+    Plan,
+    Rollouts,
+    Transitions,
+    crn_groups,
+    geometric_lengths,
+    rollout_lengths,
+    stratified_uniforms,
+    thin,
+    walks_for,
+)
 
 
 class EnvSampler:
@@ -26,9 +43,9 @@ class EnvSampler:
         self.n_actions = int(env.action_space.n)
         self.mdp = getattr(env.unwrapped, "mdp", None)
 
-    def _reset(self, state=None):
+    def _reset(self, state=None, seed=None):
         opts = None if state is None else {"state": int(state)}
-        obs, info = self.env.reset(options=opts)
+        obs, info = self.env.reset(seed=seed, options=opts)
         got = info.get("state", obs)
         if state is not None and np.ndim(got) == 0 and int(got) != int(state):
             raise ValueError(
@@ -38,8 +55,12 @@ class EnvSampler:
             )
         return obs, got
 
-    def start(self, n: int, rng) -> np.ndarray:
-        """``n`` states from the env's reset distribution."""
+    def start(self, n: int, rng, stratified: bool = False) -> np.ndarray:
+        """``n`` states from the env's reset distribution (stratified on a known model)."""
+        if stratified and self.mdp is not None:
+            cdf = np.cumsum(self.mdp.start)
+            idx = np.searchsorted(cdf, stratified_uniforms(n, rng, shuffle=False), side="right")
+            return np.minimum(idx, int(np.flatnonzero(self.mdp.start > 0)[-1]))
         self.env.reset(seed=int(rng.integers(2**31)))
         return np.array([self._reset()[1] for _ in range(n)])
 
@@ -49,9 +70,9 @@ class EnvSampler:
             return np.asarray(states)
         return np.array([self._reset(s)[0] for s in states])
 
-    def _episode(self, plan, obs, first, length, horizon, rng) -> tuple[float, int, object]:
+    def _episode(self, plan, obs, state, first, length, discounted, rng, visited=None):
         ret, disc, t, offset = 0.0, 1.0, 0, 0 if first is None else 1
-        state = obs
+        first_step = (0.0, state)  # the first transition's reward and next state
         while t < length:
             if t == 0 and first is not None:
                 a = int(first)
@@ -62,47 +83,83 @@ class EnvSampler:
                 a = int(pi.act(np.asarray([obs]), 0, rng)[0])
             obs, r, terminated, truncated, info = self.env.step(a)
             state = info.get("state", obs)
+            if t == 0:
+                first_step = (float(r), state)
+            if visited is not None:
+                visited.append(state)
             ret, t = ret + disc * float(r), t + 1
-            disc = disc * self.gamma if horizon is not None else 1.0
+            disc = disc * self.gamma if discounted else 1.0
             if terminated or truncated:
                 break
-        return ret, t, state
+        self._first_step = first_step
+        return ret, t, state, obs
+
+    def _run(self, plan, states, actions, group, lengths, rng, discounted) -> Rollouts:
+        """Rollouts one ``reset``/``step`` episode each; a group shares one seed."""
+        seeds = rng.integers(2**63, size=int(group.max()) + 1 if len(group) else 0)
+        n = len(group)
+        ret, steps, r0 = np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n)
+        ends, obs, s1 = [None] * n, [None] * n, [None] * n
+        for i in range(n):
+            seed = int(seeds[group[i]])
+            start = None if states is None else states[i]
+            o, s = self._reset(start, seed=seed)
+            first = None if actions is None else actions[i]
+            ret[i], steps[i], ends[i], obs[i] = self._episode(
+                plan, o, s, first, lengths[i], discounted, np.random.default_rng(seed))
+            r0[i], s1[i] = self._first_step
+        out = Rollouts(ret, np.asarray(ends), np.asarray(obs), steps, int(steps.sum()))
+        if actions is not None:
+            out.first_rewards, out.first_states = r0, np.asarray(s1)
+        return out
+
+    def q_rollouts(self, policy, states, rng, n_rollouts: int = 1, horizon=None,
+                   crn: bool = True) -> Rollouts:
+        """Rollouts for Q_policy(s, a), ordered (state, action, k); see ModelSampler."""
+        n, A, K = len(states), self.n_actions, int(n_rollouts)
+        group = crn_groups(n, A, K, crn)
+        lengths = rollout_lengths(int(group.max()) + 1 if n else 0, horizon, self.gamma, rng)
+        s = np.repeat(np.asarray(states), A * K, axis=0)
+        a = np.tile(np.repeat(np.arange(A), K), n)
+        return self._run(Plan(policy, self.state_reward), s, a, group, lengths[group], rng,
+                         horizon is not None)
 
     def rollouts(self, policy, states, actions, rng, horizon=None) -> tuple[np.ndarray, int]:
-        """Returns of rollouts from ``states``, one ``reset``/``step`` episode each."""
-        plan = Plan(policy, self.state_reward)
-        lengths = rollout_lengths(len(states), horizon, self.gamma, rng)
-        out, count = np.zeros(len(states)), 0
-        self.env.reset(seed=int(rng.integers(2**31)))  # the env's own draws follow rng too
-        for i, s in enumerate(states):
-            obs, _ = self._reset(s)
-            first = None if actions is None else actions[i]
-            out[i], t, _ = self._episode(plan, obs, first, lengths[i], horizon, rng)
+        """Returns of independent rollouts from ``states``, one episode each."""
+        n = len(states)
+        out = self._run(Plan(policy, self.state_reward), states, actions, np.arange(n),
+                        rollout_lengths(n, horizon, self.gamma, rng), rng, horizon is not None)
+        return out.returns, out.count
+
+    def occupancy_states(self, policy, n: int, rng, stratified: bool = False,
+                         every_state: bool = False) -> tuple[np.ndarray, int]:
+        """States from d_{policy,nu}: walks from reset stopped w.p. 1 - gamma.
+
+        See ModelSampler.occupancy_states for ``stratified`` and ``every_state``.
+        """
+        walks, keep = walks_for(n, self.gamma) if every_state else (n, 1.0)
+        u = stratified_uniforms(walks, rng) if stratified else rng.random(walks)
+        lengths = geometric_lengths(u, self.gamma)
+        starts = self.start(walks, rng, True) if stratified and self.mdp is not None else None
+        plan, seeds = Plan(policy, terminal=False), rng.integers(2**63, size=walks)
+        states, count = [], 0
+        for i in range(walks):
+            obs, state = self._reset(None if starts is None else starts[i], seed=int(seeds[i]))
+            visited = [state]
+            _, t, end, _ = self._episode(plan, obs, state, None, lengths[i], False,
+                                         np.random.default_rng(int(seeds[i])), visited)
+            states.extend(visited if every_state else [end])
             count += t
-        return out, count
+        states = np.asarray(states)
+        return thin(states, keep, rng), count
 
-    def occupancy_states(self, policy, n: int, rng) -> tuple[np.ndarray, int]:
-        """``n`` states from d_{policy,nu}: walks from reset stopped w.p. 1 - gamma."""
-        plan, states, count = Plan(policy, terminal=False), [], 0
-        self.env.reset(seed=int(rng.integers(2**31)))
-        for _ in range(n):
-            obs, state = self._reset()
-            length = int(rng.geometric(1.0 - self.gamma)) - 1
-            if length:
-                _, t, state = self._episode(plan, obs, None, length, None, rng)
-                count += t
-            states.append(state)
-        return np.array(states), count
-
-
-    def from_start(self, policy, n: int, rng, horizon=None) -> tuple[np.ndarray, int]:
+    def from_start(self, policy, n: int, rng, horizon=None,
+                   stratified: bool = False) -> tuple[np.ndarray, int]:
         """Returns of ``n`` episodes of ``policy`` from ``reset()`` (a Monte-Carlo nu v_pi)."""
-        plan, out, count = Plan(policy, self.state_reward), np.zeros(n), 0
-        self.env.reset(seed=int(rng.integers(2**31)))
-        for i, length in enumerate(rollout_lengths(n, horizon, self.gamma, rng)):
-            out[i], t, _ = self._episode(plan, self.env.reset()[0], None, length, horizon, rng)
-            count += t
-        return out, count
+        starts = self.start(n, rng, True) if stratified and self.mdp is not None else None
+        out = self._run(Plan(policy, self.state_reward), starts, None, np.arange(n),
+                        rollout_lengths(n, horizon, self.gamma, rng), rng, horizon is not None)
+        return out.returns, out.count
 
     def transitions(self, n: int, rng, behaviour=None, explore: float = 1.0) -> Transitions:
         """``n`` transitions along episodes from ``reset()``, ended w.p. 1 - gamma per step.

@@ -1,13 +1,32 @@
-"""Fast path: batched draws from a generative model ``env.sample`` on the env's finite model.
+"""Fast path: batched draws from the generative model of an env's finite model ``env.mdp``.
 
-See :mod:`nsrl.greedy.sampling` for what rollouts, horizons and d_{pi,nu} draws mean.
+See :mod:`nsrl.greedy.sampling` for what rollouts, horizons, CRN and d_{pi,nu} draws mean.
+
+For the native envs of :mod:`nsrl.envs` (whose ``sample`` is the transition kernel of
+``env.mdp``), rollouts run whole in :mod:`nsrl.greedy.sampling.kernel` on the model's
+transition tables with the same inverse-transform rule, so that the sampler chooses the
+uniforms: that is what makes common random numbers possible. An env whose ``sample`` is
+its own (a wrapper, a counter) is stepped through ``env.sample`` one time step at a time;
+its rollouts use independent random numbers (``crn`` has no effect there).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from nsrl.greedy.sampling.common import Plan, Transitions, rollout_lengths
+from nsrl.envs.model import ModelAccess
+from nsrl.greedy.sampling import kernel
+from nsrl.greedy.sampling.common import (
+    Plan,
+    Rollouts,
+    Transitions,
+    crn_groups,
+    geometric_lengths,
+    rollout_lengths,
+    stratified_uniforms,
+    thin,
+    walks_for,
+)
 from nsrl.model.kernels import start_states
 
 
@@ -18,10 +37,23 @@ class ModelSampler:
         self.env, self.mdp = env, env.mdp
         self.gamma, self.n_actions = self.mdp.gamma, self.mdp.n_actions
         self.state_reward = self.mdp.state_reward
+        # The fused kernel only replaces env.sample when env.sample *is* the model's kernel.
+        self.native = getattr(type(env), "sample", None) is ModelAccess.sample
+        self.backend = getattr(env, "backend", None)
 
-    def start(self, n: int, rng) -> np.ndarray:
-        """``n`` states from nu, the env's reset distribution (``mdp.start``)."""
-        return start_states(self.mdp, n, rng)
+    def start(self, n: int, rng, stratified: bool = False) -> np.ndarray:
+        """``n`` states from nu, the env's reset distribution (``mdp.start``).
+
+        With ``stratified``, systematic sampling: state s appears floor or ceil of
+        ``n nu(s)`` times, in increasing order (shuffle them if order matters; the
+        rollouts of each state draw their own numbers, so here it does not).
+        """
+        if not stratified:
+            return start_states(self.mdp, n, rng)
+        cdf = np.cumsum(self.mdp.start)
+        idx = np.searchsorted(cdf, stratified_uniforms(n, rng, shuffle=False), side="right")
+        last = int(np.flatnonzero(self.mdp.start > 0)[-1])
+        return np.minimum(idx, last).astype(np.int64)
 
     def observe(self, states) -> np.ndarray:
         """Observations of ``states`` as the env gives them (what policies are trained on)."""
@@ -36,53 +68,128 @@ class ModelSampler:
         u = rng.random(len(states))
         return (cdf[states, :-1] <= u[:, None]).sum(axis=1)
 
-    def rollouts(self, policy, states, actions, rng, horizon=None) -> tuple[np.ndarray, int]:
-        """Returns of rollouts from ``states`` (first ``actions``, or the policy's if None).
-
-        Rollouts are sorted by their (geometric) length, so the live ones are always a
-        prefix of the batch and each step is a slice, not a gather.
-        """
+    def _run(self, plan, states, actions, group, lengths, rng, discounted,
+             group_lengths=None) -> Rollouts:
         states = np.asarray(states, dtype=np.int64)
+        first = None if actions is None else np.asarray(actions, dtype=np.int64)
+        if not self.native:
+            return self._run_stepwise(plan, states, first, lengths, rng, discounted)
+        natural = plan.length(first is not None)  # a finite plan ends there anyway
+        if natural < np.inf:
+            lengths = np.minimum(lengths, int(natural))
+            group_lengths = None if group_lengths is None else np.minimum(group_lengths,
+                                                                          int(natural))
+        longest = int(lengths.max()) if len(lengths) else 0
+        program = plan.program(self.mdp, longest)
+        ret, end, steps, *rs = kernel.run(self.mdp, program, plan.loop, states, first, group,
+                                          lengths, rng, self.gamma, discounted, self.backend,
+                                          group_lengths=group_lengths)
+        return Rollouts(ret, end, None, steps, int(steps.sum()), *rs)
+
+    def q_rollouts(self, policy, states, rng, n_rollouts: int = 1, horizon=None,
+                   crn: bool = True) -> Rollouts:
+        """Rollouts for Q_policy(s, a): every action of every state, ``n_rollouts`` each.
+
+        Rollouts are ordered (state, action, k). With ``crn``, rollout k of every action of
+        a state shares its uniforms and its (geometric) length (``crn_groups``).
+        """
+        n, A, K = len(states), self.n_actions, int(n_rollouts)
+        group = crn_groups(n, A, K, crn)
+        lengths = rollout_lengths(n * K * (1 if crn else A), horizon, self.gamma, rng)
+        s = np.repeat(np.asarray(states, dtype=np.int64), A * K)
+        a = np.tile(np.repeat(np.arange(A, dtype=np.int64), K), n)
+        return self._run(Plan(policy, self.state_reward), s, a, group, lengths[group], rng,
+                         horizon is not None, group_lengths=lengths)
+
+    def rollouts(self, policy, states, actions, rng, horizon=None) -> tuple[np.ndarray, int]:
+        """Returns of independent rollouts from ``states``, and the transitions drawn.
+
+        Each rollout takes its ``actions`` entry first (the policy acts from the start when
+        ``actions`` is None).
+        """
         n = len(states)
-        plan = Plan(policy, self.state_reward)
         lengths = rollout_lengths(n, horizon, self.gamma, rng)
-        order = np.argsort(-lengths, kind="stable")
-        lengths, s = lengths[order], states[order]
-        first = None if actions is None else np.asarray(actions, dtype=np.int64)[order]
-        returns, t, disc, count = np.zeros(n), 0, 1.0, 0
-        offset, neg = (0 if first is None else 1), -lengths
+        out = self._run(Plan(policy, self.state_reward), states, actions,
+                        np.arange(n, dtype=np.int64), lengths, rng, horizon is not None,
+                        group_lengths=lengths)
+        return out.returns, out.count
+
+    def _run_stepwise(self, plan, states, first, lengths, rng, discounted,
+                      visited=None) -> Rollouts:
+        """One ``env.sample`` per time step over the rollouts still running.
+
+        The states reached at each step are appended to ``visited`` if given.
+        """
+        n = len(states)
+        order = np.argsort(-lengths, kind="stable")  # the live rollouts are always a prefix
+        neg, s = -lengths[order], states[order].copy()
+        first = None if first is None else first[order]
+        returns, steps, t, disc = np.zeros(n), np.zeros(n, dtype=np.int64), 0, 1.0
+        offset = 0 if first is None else 1
         while True:
             alive = int(np.searchsorted(neg, -t, side="left"))  # rollouts longer than t
             if alive == 0 or (t >= offset and plan.at(t - offset) is None):
                 break
-            s = s[:alive]
-            a = first[:alive] if t < offset else self.act(plan, t - offset, s, rng)
-            s, r = self.env.sample(s, a, rng)
+            a = first[:alive] if t < offset else self.act(plan, t - offset, s[:alive], rng)
+            s[:alive], r = self.env.sample(s[:alive], a, rng)
+            if t == 0 and first is not None:
+                r0, s1 = np.zeros(n), np.zeros(n, dtype=np.int64)
+                r0[:alive], s1[:alive] = r, s[:alive]
+            if visited is not None:
+                visited.append(s[:alive].copy())
             returns[:alive] += disc * r
-            count += alive
+            steps[:alive] += 1
             t += 1
-            disc = disc * self.gamma if horizon is not None else 1.0
-        out = np.empty(n)
-        out[order] = returns
-        return out, count
+            disc = disc * self.gamma if discounted else 1.0
+        out = Rollouts(np.empty(n), np.empty(n, dtype=np.int64), None,
+                       np.empty(n, dtype=np.int64), int(steps.sum()))
+        out.returns[order], out.states[order], out.steps[order] = returns, s, steps
+        if first is not None and t > 0:
+            out.first_rewards, out.first_states = np.empty(n), np.empty(n, dtype=np.int64)
+            out.first_rewards[order], out.first_states[order] = r0, s1
+        return out
 
-    def occupancy_states(self, policy, n: int, rng) -> tuple[np.ndarray, int]:
-        """``n`` states from d_{policy,nu} by geometric stopping, and the transitions used."""
-        plan = Plan(policy, terminal=False)
-        lengths = np.sort(rng.geometric(1.0 - self.gamma, size=n) - 1)[::-1]
-        s, count = self.start(n, rng), 0
-        for t in range(int(lengths[0]) if n else 0):
-            alive = int((lengths > t).sum())
-            if plan.at(t) is None:
-                break
-            s[:alive], _ = self.env.sample(s[:alive], self.act(plan, t, s[:alive], rng), rng)
-            count += alive
-        return s, count
+    def occupancy_states(self, policy, n: int, rng, stratified: bool = False,
+                         every_state: bool = False) -> tuple[np.ndarray, int]:
+        """States from d_{policy,nu} by geometric stopping, and the transitions used.
 
+        A walk starts from nu, follows ``policy`` and stops w.p. 1 - gamma before each
+        step (Kakade & Langford 2002): its last state is a draw of d_{policy,nu}, at an
+        expected cost of gamma / (1 - gamma) transitions; ``n`` walks give ``n`` states.
+        With ``every_state``, the states a walk visits are all kept (each w.p. p, see
+        :func:`~nsrl.greedy.sampling.common.walks_for`, when fewer than one walk's worth
+        are asked): one walk visits s ``sum_t gamma^t P(s_t = s) = d(s) / (1 - gamma)``
+        times in expectation, so the expected count of every state in the sample is
+        ``n d(s)``, at one transition per state instead of gamma / (1 - gamma).
+        With ``stratified``, the start states and the stopping times are each drawn by
+        systematic sampling (independently paired); every walk keeps its distribution.
+        """
+        walks, keep = walks_for(n, self.gamma) if every_state else (n, 1.0)
+        u = stratified_uniforms(walks, rng) if stratified else rng.random(walks)
+        lengths = geometric_lengths(u, self.gamma)
+        s0, plan = self.start(walks, rng, stratified), Plan(policy, terminal=False)
+        if not every_state:
+            out = self._run(plan, s0, None, np.arange(walks, dtype=np.int64), lengths, rng,
+                            False, group_lengths=lengths)
+            return out.states, out.count
+        if not self.native:
+            visited = []
+            out = self._run_stepwise(plan, s0, None, lengths, rng, False, visited)
+            path = np.concatenate([s0] + visited)
+        else:
+            _, _, steps, path, start = kernel.run(
+                self.mdp, plan.program(self.mdp, int(lengths.max())), plan.loop, s0, None,
+                np.arange(walks, dtype=np.int64), lengths, rng, self.gamma, False,
+                self.backend, record=True)
+            t = np.arange(len(path)) - np.repeat(start, lengths + 1)  # step of each entry
+            path = path[t <= np.repeat(steps, lengths + 1)]
+            out = Rollouts(None, None, None, steps, int(steps.sum()))
+        return thin(path, keep, rng), out.count
 
-    def from_start(self, policy, n: int, rng, horizon=None) -> tuple[np.ndarray, int]:
+    def from_start(self, policy, n: int, rng, horizon=None,
+                   stratified: bool = False) -> tuple[np.ndarray, int]:
         """Returns of ``n`` rollouts of ``policy`` from nu (a Monte-Carlo nu v_pi)."""
-        return self.rollouts(policy, self.start(n, rng), None, rng, horizon)
+        return self.rollouts(policy, self.start(n, rng, stratified), None, rng, horizon)
 
     def transitions(self, n: int, rng, behaviour=None, explore: float = 1.0) -> Transitions:
         """``n`` transitions along walks from nu that restart w.p. 1 - gamma at each step.
