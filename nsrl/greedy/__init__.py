@@ -1,6 +1,7 @@
 """Greedy operators: exact, the paper's noisy projection, and sample-based ones.
 
-The sample-based operators (RolloutCSC, RolloutRegression, LSTDQ) load lazily, so that
+The sample-based operators (RolloutCSC, RolloutRegression, LSTDQ) and LSTD-Q's
+TransitionStore load lazily, so that
 ``import nsrl`` does not import scikit-learn.
 """
 
@@ -18,6 +19,7 @@ __all__ = [
     "ProjectedGreedy",
     "RolloutCSC",
     "RolloutRegression",
+    "TransitionStore",
     "check_operator",
 ]
 
@@ -25,6 +27,7 @@ _LAZY = {
     "RolloutCSC": "nsrl.greedy.rollout",
     "RolloutRegression": "nsrl.greedy.rollout",
     "LSTDQ": "nsrl.greedy.lstdq",
+    "TransitionStore": "nsrl.greedy.store",
     "EstimatorPolicy": "nsrl.greedy.features",
 }
 
