@@ -146,6 +146,21 @@ def test_an_action_without_data_is_not_chosen():
     assert g.policy.actions[0] == 0
 
 
+def test_lstd_value_estimates_nu_v_without_new_transitions():
+    mdp = nsrl.garnet(10, 3, 2, gamma=0.9, seed=1)
+    env = CountingEnv(FiniteMDPVectorEnv(mdp))
+    op = LSTDQ(env, budget=100_000, features="onehot")
+    rng = np.random.default_rng(0)
+    g = op.greedy(nsrl.constant(0), nsrl.Nu(), rng)
+    pi = nsrl.Mixture([(0.6, nsrl.constant(0)), (0.4, g.policy)])
+    exact = mdp.start @ nsrl.evaluate(mdp, pi)
+    assert abs(op.value(pi, rng) - exact) < 0.1  # Q error ~0.05, nu_hat from 10^4 resets
+    assert env.count == op.samples_used == 100_000  # resets are not transitions
+    mc = LSTDQ(env, budget=1000, features="onehot", value_estimate="rollouts", value_rollouts=50)
+    mc.value(pi, rng)
+    assert mc.samples_used > 0
+
+
 def test_lstdq_from_samples_approaches_the_exact_greedy_policy():
     mdp = nsrl.garnet(10, 2, 2, gamma=0.8, seed=1)
     env = CountingEnv(FiniteMDPVectorEnv(mdp))
@@ -207,6 +222,10 @@ def test_refusals():
         LSTDQ(env, budget=5, reuse=False, store=100)
     with pytest.raises(ValueError, match="ridge >= 0"):
         LSTDQ(env, budget=5, ridge=-1.0)
+    with pytest.raises(ValueError, match="value_estimate='rollouts'"):
+        LSTDQ(env, budget=5, reuse=False, value_estimate="lstd")
+    with pytest.raises(ValueError, match="'auto', 'lstd' or 'rollouts'"):
+        LSTDQ(env, budget=5, value_estimate="exact")
     op = LSTDQ(env, budget=5)
     with pytest.raises(TypeError, match="Mixture and nsrl.NonStationary"):
         op.greedy(np.zeros(5), nsrl.Nu(), np.random.default_rng(0))

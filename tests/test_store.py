@@ -51,6 +51,14 @@ def test_running_counts_equal_the_counts_of_what_is_stored(dense, monkeypatch):
     assert counts.next_matrix().sum() == live.sum()
 
 
+def test_fused_pass_equals_bincounts(monkeypatch):
+    data = batch(0, 500)
+    weights = np.random.default_rng(1).random(500)
+    fused = IndexCounts.of(data, 6, 2, weights)
+    monkeypatch.setattr(store_module, "FUSED", False)
+    assert_same_counts(fused, IndexCounts.of(data, 6, 2, weights))
+
+
 def test_counts_by_hand():
     data = Transitions(np.array([0, 0, 1]), np.array([0, 0, 1]), np.array([1, 1, 0]),
                        np.array([1.0, 2.0, 5.0]), np.array([1, 1, 0]), np.array([1, 1, 0]),

@@ -35,7 +35,7 @@ def sample_operator(name: str, mdp, samples: int, horizon=None, features=None):
     geometric horizon, unbiased Q) and one rollout per state and action; estimators are
     linear in ``features`` (default: the MDP's Phi, like the paper's projection, one-hot
     without; or "onehot"): LogisticRegression for ``rollout-csc``, Ridge per action for
-    ``rollout-reg``, LSTD-Q for ``lstdq``.
+    ``rollout-reg``, LSTD-Q with its defaults (consistent ridge, sample reuse) for ``lstdq``.
     """
     from sklearn.linear_model import LogisticRegression, Ridge
 
@@ -50,7 +50,7 @@ def sample_operator(name: str, mdp, samples: int, horizon=None, features=None):
         return RolloutRegression(env, Ridge(alpha=1e-3), budget=samples, horizon=horizon,
                                  features=features)
     if name == "lstdq":
-        return LSTDQ(env, budget=samples, ridge=1e-4, features=features)
+        return LSTDQ(env, budget=samples, features=features)
     raise ValueError(f"unknown sample-based operator {name!r}; expected one of "
                      f"{', '.join(SAMPLE_OPERATORS)}.")
 

@@ -43,6 +43,7 @@ from nsrl.greedy.store import IndexCounts, TransitionStore
 from nsrl.policies import Constant, Mixture, NonStationary, one_hot
 
 DEFAULT_STORE = 1_000_000
+VALUE_STARTS = 10_000
 
 
 class LinearQ:
@@ -128,6 +129,10 @@ class LSTDQ:
         reuse: keep every transition of the run in a store and solve from all of them.
         store: the store (a :class:`TransitionStore`, possibly filled) or its maximum size
             (default: a new store of max(10^6, budget) transitions); needs ``reuse``.
+        value_estimate: how ``value`` (CPI+'s line search) estimates nu v_pi: "lstd" (LSTD-Q
+            on the stored transitions, averaged over 10^4 reset states drawn once: no new
+            transitions), "rollouts" (Monte-Carlo returns from reset, counted), or "auto"
+            (lstd for index observations with a feature table and reuse, else rollouts).
         value_rollouts: rollouts per ``value`` call (default: budget (1 - gamma)).
         gamma: discount, for an env without a model.
 
@@ -141,8 +146,8 @@ class LSTDQ:
     """
 
     def __init__(self, env, budget: int, *, features=None, ridge: float = 1e-3,
-                 explore: float = 0.3, reuse: bool = True, store=None, value_rollouts=None,
-                 gamma=None):
+                 explore: float = 0.3, reuse: bool = True, store=None,
+                 value_estimate: str = "auto", value_rollouts=None, gamma=None):
         self.sampler = make_sampler(env, gamma)
         self.gamma, self.n_actions = self.sampler.gamma, self.sampler.n_actions
         if self.sampler.mdp is not None:
@@ -156,6 +161,19 @@ class LSTDQ:
         self.store = self._make_store(reuse, store)
         self.features = make_features(features, env, self.sampler.mdp)
         self.value_rollouts, self.samples_used = value_rollouts, 0
+        self.value_estimate, self._nu_hat = self._check_value_estimate(value_estimate), None
+
+    def _check_value_estimate(self, how: str) -> str:
+        if how not in ("auto", "lstd", "rollouts"):
+            raise ValueError(f"value_estimate should be 'auto', 'lstd' or 'rollouts', got "
+                             f"{how!r}.")
+        if how == "auto":
+            return "lstd" if self._index and self.store is not None else "rollouts"
+        if how == "lstd" and not (self._index and self.store is not None):
+            raise ValueError("value_estimate='lstd' needs index observations with a feature "
+                             "table (e.g. features='onehot') and reuse=True; pass "
+                             "value_estimate='rollouts'.")
+        return how
 
     def _make_store(self, reuse, store) -> TransitionStore | None:
         if not reuse:
@@ -296,9 +314,28 @@ class LSTDQ:
         return float(np.mean(chosen - (probs * q).sum(axis=1)))
 
     def value(self, policy, rng) -> float:
-        """Monte-Carlo estimate of nu v_policy (geometric horizon); its samples are counted."""
+        """An estimate of nu v_policy (see ``value_estimate``); rollouts' samples are counted."""
+        empty = isinstance(policy, NonStationary) and not policy.policies
+        if self.value_estimate == "lstd" and len(self.store) and not empty:
+            return self._lstd_value(policy, rng)
         n = self.value_rollouts or max(1, int(max(self.budget, 1) * (1.0 - self.gamma)))
         returns, count = self.sampler.from_start(policy, n, rng)
         self.samples_used += count
         return float(returns.mean())
 
+    def _lstd_value(self, policy, rng) -> float:
+        """nu_hat v_hat: LSTD-Q's Q of ``policy`` from the store, nu_hat from reset draws.
+
+        The same nu_hat (VALUE_STARTS resets drawn at the first call; a reset is not a
+        transition) serves every call, so a line search compares its candidates on common
+        start states.
+        """
+        _check_target(policy)
+        n = len(self.features.table)
+        if self._nu_hat is None:
+            starts = np.asarray(self.sampler.start(VALUE_STARTS, rng), dtype=np.int64)
+            self._nu_hat = np.bincount(starts, minlength=n) / VALUE_STARTS
+        system = self._system(None, rng)
+        q = self.features.table @ self._theta(policy, system).T
+        first = policy.policies[0] if isinstance(policy, NonStationary) else policy
+        return float(self._nu_hat @ (system.probs(first) * q).sum(axis=1))

@@ -21,10 +21,26 @@ import numpy as np
 import scipy.sparse as sp
 
 from nsrl.greedy.sampling import Transitions
+from nsrl.model.kernels import DEFAULT_BACKEND, numba
 
 # Transition counts are kept dense (one float per (x, a, x')) up to this many entries
 # (32 MB), sparse beyond.
 DENSE_COUNTS = 1 << 22
+# One fused pass over a batch (numba) instead of four np.bincount passes; same sums.
+FUSED = DEFAULT_BACKEND == "numba"
+
+if numba is not None:
+    @numba.njit(cache=True, nogil=True)
+    def _accumulate(x, a, r, nxt, done, w, sign, n_index, visits, rewards, states,
+                    nexts):  # pragma: no cover - compiled
+        for i in range(len(x)):
+            wi = sign if len(w) == 0 else sign * w[i]
+            sa = a[i] * n_index + x[i]
+            visits[sa] += wi
+            rewards[sa] += wi * r[i]
+            states[x[i]] += wi
+            if not done[i]:
+                nexts[sa * n_index + nxt[i]] += wi
 
 
 def take(data: Transitions, idx) -> Transitions:
@@ -73,12 +89,18 @@ class IndexCounts:
         if a.size and (a.min() < 0 or a.max() >= self.n_actions):
             raise ValueError(f"actions should be in [0, {self.n_actions}), got "
                              f"[{a.min()}, {a.max()}].")
+        r, done = np.asarray(data.rewards, dtype=float), np.asarray(data.done, dtype=bool)
+        if self.dense and FUSED:  # indices were checked above: the kernel does not
+            w = np.zeros(0) if weights is None else np.asarray(weights, dtype=float)
+            _accumulate(x, a, r, nxt, done, w, float(sign), self.n_index, self.visits,
+                        self.rewards, self.states, self._next)
+            return
         sa = a * self.n_index + x
         w = np.full(len(x), sign) if weights is None else sign * np.asarray(weights, float)
         self.visits += np.bincount(sa, w, minlength=n_pairs)
-        self.rewards += np.bincount(sa, w * np.asarray(data.rewards, float), minlength=n_pairs)
+        self.rewards += np.bincount(sa, w * r, minlength=n_pairs)
         self.states += np.bincount(x, w, minlength=self.n_index)
-        live = ~np.asarray(data.done, dtype=bool)  # nothing is bootstrapped after a termination
+        live = ~done  # nothing is bootstrapped after a termination
         if self.dense:
             key = sa[live] * self.n_index + nxt[live]
             self._next += np.bincount(key, w[live], minlength=len(self._next))
