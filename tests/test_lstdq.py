@@ -220,7 +220,7 @@ def test_refusals():
         LSTDQ(env, budget=500, store=TransitionStore(100))
     with pytest.raises(ValueError, match="only used with reuse=True"):
         LSTDQ(env, budget=5, reuse=False, store=100)
-    with pytest.raises(ValueError, match="ridge >= 0"):
+    with pytest.raises(ValueError, match=r"ridge >= 0 \(or None\)"):
         LSTDQ(env, budget=5, ridge=-1.0)
     with pytest.raises(ValueError, match="value_estimate='rollouts'"):
         LSTDQ(env, budget=5, reuse=False, value_estimate="lstd")
@@ -238,11 +238,13 @@ def test_refusals():
         LSTDQ(gym.make("CartPole-v1"), budget=10, gamma=0.9, features="onehot")
 
 
-def test_same_seeds_same_policies():
+@pytest.mark.parametrize("value", ["lstd", "rollouts"])
+def test_same_seeds_same_policies(value):
     mdp = nsrl.garnet(15, 3, 2, seed=0)
 
     def once(seed):
-        op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=600, value_rollouts=4)
+        op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=600, features="onehot",
+                   value_estimate=value, value_rollouts=4)
         h = nsrl.run(nsrl.CPIPlus(), op, 3, rng=np.random.default_rng(seed), keep_outputs=True)
         return h.losses, h.samples
 

@@ -57,7 +57,7 @@ class IndexSystem:
     def __init__(self, counts, table, probs):
         self.counts, self.probs, self.table = counts, probs, np.asarray(table, dtype=float)
         n, A = counts.n_index, counts.n_actions
-        self.one_hot = self.table.shape == (n, n) and _is_identity(self.table)
+        self.one_hot = self.table.shape == (n, n) and is_identity(self.table)
         self.next = counts.next_matrix()
         norms = (self.table**2).sum(axis=1)
         total = counts.states.sum()
@@ -134,7 +134,11 @@ class DenseSystem:
         return out
 
 
-def _is_identity(table) -> bool:
+def is_identity(table) -> bool:
+    """True for the identity matrix (one-hot features)."""
+    table = np.asarray(table)
+    if table.ndim != 2 or table.shape[0] != table.shape[1]:
+        return False
     return bool(np.all(np.diag(table) == 1.0) and np.count_nonzero(table) == len(table))
 
 
