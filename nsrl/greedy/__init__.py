@@ -17,6 +17,7 @@ __all__ = [
     "Nu",
     "Occupancy",
     "ProjectedGreedy",
+    "QTablePolicy",
     "RolloutCSC",
     "RolloutRegression",
     "TransitionStore",
@@ -28,6 +29,7 @@ _LAZY = {
     "RolloutRegression": "nsrl.greedy.rollout",
     "LSTDQ": "nsrl.greedy.lstdq",
     "TransitionStore": "nsrl.greedy.store",
+    "QTablePolicy": "nsrl.greedy.qpolicy",
     "EstimatorPolicy": "nsrl.greedy.features",
 }
 
