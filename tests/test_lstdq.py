@@ -78,8 +78,7 @@ def test_count_statistics_equal_per_transition_statistics(kind, table):
 
     def probs(pi):
         return action_probs(op.sampler, pi, data.next_states, data.next_obs, rng)
-    dense = DenseSystem(phi[data.obs], phi[data.next_obs], data.actions, data.rewards,
-                        data.done, None, 3, probs)
+    dense = DenseSystem(phi[data.obs], phi[data.next_obs], data, None, 3, probs)
     np.testing.assert_allclose(op.solve(target, data, rng), op._theta(target, dense),
                                rtol=1e-9, atol=1e-9)
 
@@ -115,18 +114,23 @@ def test_api_on_one_fixed_batch_is_textbook_lspi():
         np.testing.assert_array_equal(pi.actions, q.argmax(axis=1))
 
 
-def test_reuse_solves_from_every_stored_transition():
+@pytest.mark.parametrize("observation", ["index", "features"])
+def test_reuse_solves_from_every_stored_transition(observation):
+    # index: running counts, Phi table; features: running Gram, features of the observations
     mdp = nsrl.garnet(12, 3, 2, seed=0)
-    env = CountingEnv(FiniteMDPVectorEnv(mdp))
-    op = LSTDQ(env, budget=700, store=1400)
+    env = CountingEnv(FiniteMDPVectorEnv(mdp, observation=observation))
+    op = LSTDQ(env, budget=700, store=1000)
     h = nsrl.run(nsrl.PSDP(), op, 3, rng=np.random.default_rng(0), keep_outputs=True)
     assert h.samples.tolist() == [700, 1400, 2100] and env.count == 2100  # new ones only
-    assert len(op.store) == 1400 and op.store.added == 2100  # FIFO: the last two batches
+    assert len(op.store) == 1000 and op.store.added == 2100  # FIFO: the last 1000
     # the last call's estimate is LSTD-Q on the stored transitions (default features: Phi)
-    target = h.outputs[1].policies  # sigma_2, the last call's target
-    theta = op.solve(nsrl.NonStationary(target, loop=False), op.store.transitions(),
-                     np.random.default_rng(0))
-    np.testing.assert_allclose(h.outputs[2].policies[0].q, mdp.features @ theta.T, atol=1e-9)
+    target = nsrl.NonStationary(h.outputs[1].policies, loop=False)  # sigma_2, its target
+    theta = op.solve(target, op.store.transitions(), np.random.default_rng(0))
+    greedy = h.outputs[2].policies[0]
+    if observation == "index":
+        np.testing.assert_allclose(greedy.q, mdp.features @ theta.T, atol=1e-9)
+    else:
+        np.testing.assert_allclose([r.theta for r in greedy.regressors], theta, atol=1e-9)
 
 
 def test_an_action_without_data_is_not_chosen():

@@ -95,31 +95,60 @@ class IndexSystem:
         return out
 
 
+class DenseGram:
+    """G, b and the squared feature norms of transitions under a feature map, by sums.
+
+    The target-free part of the dense system: kept by a store (``update(data, sign=)``)
+    so that a call with reuse only computes X_pi over the stored transitions.
+    """
+
+    def __init__(self, features, n_actions: int):
+        self.features, self.n_actions = features, n_actions
+        self.gram = self.b = None
+        self.norms = self.weight = 0.0
+
+    def update(self, data, weights=None, sign: float = 1.0) -> None:
+        """Add (``sign`` = 1) or remove (``sign`` = -1) the sums of ``data``."""
+        phi = self.features(data.obs)
+        w = sign * (np.ones(len(phi)) if weights is None else np.asarray(weights, float))
+        n, p = phi.shape
+        if self.gram is None:
+            self.gram, self.b = np.zeros((self.n_actions * p,) * 2), np.zeros(self.n_actions * p)
+        actions, r = np.asarray(data.actions), np.asarray(data.rewards, dtype=float)
+        for a in range(self.n_actions):
+            idx, blk = np.flatnonzero(actions == a), slice(a * p, (a + 1) * p)
+            wphi = w[idx, None] * phi[idx]
+            self.gram[blk, blk] += wphi.T @ phi[idx]
+            self.b[blk] += wphi.T @ r[idx]
+        self.norms += float(w @ (phi**2).sum(axis=1))
+        self.weight += float(w.sum())
+
+
 class DenseSystem:
     """G, b and X_pi from transitions and their features (any feature map).
 
     Args:
         phi, phi_next: features of the states and next states, shape (n, p).
-        actions, rewards, done: the transitions' columns.
+        data: the transitions (actions, rewards, done are read).
         weights: per-transition weights (None: ones).
         n_actions: number of actions A.
         probs: ``probs(pi) -> (n, n_actions)``, pi(a' | x'_i) at every next state.
+        sums: a :class:`DenseGram` of the same transitions (None: computed here).
     """
 
-    def __init__(self, phi, phi_next, actions, rewards, done, weights, n_actions, probs):
+    def __init__(self, phi, phi_next, data, weights, n_actions, probs, sums=None):
         n, p = phi.shape
         w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-        self.probs, self.phi_next, self.live = probs, phi_next, ~np.asarray(done, dtype=bool)
+        self.probs, self.phi_next, self.live = probs, phi_next, ~np.asarray(data.done, bool)
         self.d, self.p, self.n_actions = n_actions * p, p, n_actions
+        actions = np.asarray(data.actions)
         self.blocks = [np.flatnonzero(actions == a) for a in range(n_actions)]
         self.wphi = w[:, None] * phi
-        self.scale = float(w @ (phi**2).sum(axis=1) / w.sum()) if n else 1.0
-        self.gram, self.b = np.zeros((self.d, self.d)), np.zeros(self.d)
-        r = np.asarray(rewards, dtype=float)
-        for a, idx in enumerate(self.blocks):
-            blk = slice(a * p, (a + 1) * p)
-            self.gram[blk, blk] = self.wphi[idx].T @ phi[idx]
-            self.b[blk] = self.wphi[idx].T @ r[idx]
+        if sums is None:
+            sums = DenseGram(lambda _: phi, n_actions)
+            sums.update(data, weights)
+        self.gram, self.b = sums.gram, sums.b
+        self.scale = sums.norms / sums.weight if sums.weight > 0 else 1.0
 
     def cross(self, pi) -> np.ndarray:
         """X_pi, grouping transitions by (a, a') so a deterministic pi costs O(n p^2)."""

@@ -37,7 +37,13 @@ import numpy as np
 
 from nsrl.greedy.base import Greedy, Occupancy
 from nsrl.greedy.features import EstimatorPolicy, make_features
-from nsrl.greedy.lstd_system import DenseSystem, IndexSystem, is_identity, solve_target
+from nsrl.greedy.lstd_system import (
+    DenseGram,
+    DenseSystem,
+    IndexSystem,
+    is_identity,
+    solve_target,
+)
 from nsrl.greedy.qpolicy import LinearQ, QTablePolicy
 from nsrl.greedy.sampling import action_probs, make_sampler
 from nsrl.greedy.store import IndexCounts, TransitionStore
@@ -191,8 +197,11 @@ class LSTDQ:
             counts = self.store.index_counts(n, self.n_actions) if data is None else \
                 IndexCounts.of(data, n, self.n_actions, weights)
             return IndexSystem(counts, self.features.table, self._row_probs(rng))
-        if data is None:
+        sums = None
+        if data is None:  # G and b of the store are kept up to date by the store itself
             data = self.store.transitions()
+            sums = self.store.running(("dense", id(self.features)),
+                                      lambda: DenseGram(self.features, self.n_actions))
         cache: dict[int, np.ndarray] = {}
 
         def probs(pi):
@@ -200,9 +209,8 @@ class LSTDQ:
                 cache[id(pi)] = (pi, action_probs(self.sampler, pi, data.next_states,
                                                   data.next_obs, rng))
             return cache[id(pi)][1]
-        return DenseSystem(self.features(data.obs), self.features(data.next_obs),
-                           np.asarray(data.actions), data.rewards, data.done, weights,
-                           self.n_actions, probs)
+        return DenseSystem(self.features(data.obs), self.features(data.next_obs), data,
+                           weights, self.n_actions, probs, sums)
 
     def _theta(self, target, system) -> np.ndarray:
         uniform = Mixture([(1.0 / self.n_actions, Constant(a)) for a in range(self.n_actions)])

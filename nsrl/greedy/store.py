@@ -169,7 +169,7 @@ class TransitionStore:
         """Forget every transition (e.g. before a new run)."""
         self._chunks: deque[Transitions] = deque()
         self._size, self.added = 0, 0
-        self._counts: dict[tuple[int, int], IndexCounts] = {}
+        self._running: dict = {}  # key -> statistics kept up to date (update(data, sign=))
         self._joined: Transitions | None = None
 
     def add(self, data: Transitions) -> None:
@@ -182,8 +182,8 @@ class TransitionStore:
             self._check_like(self._chunks[0], data)
         if n == 0:
             return
-        for counts in self._counts.values():
-            counts.update(data)
+        for stats in self._running.values():
+            stats.update(data)
         self._chunks.append(data)
         self._size, self.added, self._joined = self._size + n, self.added + n, None
         while self._size > self.max_size:
@@ -194,8 +194,8 @@ class TransitionStore:
                 self._chunks.popleft()
             else:
                 self._chunks[0] = take(first, slice(excess, m))
-            for counts in self._counts.values():
-                counts.update(gone, sign=-1.0)
+            for stats in self._running.values():
+                stats.update(gone, sign=-1.0)
             self._size -= len(gone.rewards)
 
     @staticmethod
@@ -218,12 +218,20 @@ class TransitionStore:
             self._chunks = deque([self._joined])
         return self._joined
 
+    def running(self, key, make):
+        """The statistics ``make()`` of everything stored, kept up to date from now on.
+
+        ``make()`` returns an object with ``update(data, sign=1.0)`` (sign -1: remove
+        ``data``); it is built once per ``key`` and updated at every add and eviction.
+        """
+        if key not in self._running:
+            stats = make()
+            for chunk in self._chunks:
+                stats.update(chunk)
+            self._running[key] = stats
+        return self._running[key]
+
     def index_counts(self, n_index: int, n_actions: int) -> IndexCounts:
         """The :class:`IndexCounts` of everything stored; kept up to date from now on."""
-        key = (int(n_index), int(n_actions))
-        if key not in self._counts:
-            counts = IndexCounts(*key)
-            for chunk in self._chunks:
-                counts.update(chunk)
-            self._counts[key] = counts
-        return self._counts[key]
+        return self.running(("index", int(n_index), int(n_actions)),
+                            lambda: IndexCounts(n_index, n_actions))
