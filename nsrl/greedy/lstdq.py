@@ -24,8 +24,17 @@ worth ``ridge`` transitions, whose weight relative to the data vanishes as they 
 **Sample reuse.** LSTD-Q is off-policy, so every transition of a run can evaluate every
 later target. By default an operator keeps a :class:`nsrl.greedy.store.TransitionStore`
 (FIFO, 10^6 transitions): each greedy call draws ``budget`` new transitions, adds them, and
-solves from everything stored. With index observations and a feature table (one-hot, Phi)
-the store keeps the counts N(x, a, x'), so a call costs O(budget + S A b).
+solves from everything stored; ``samples`` counts the new ones only. With index
+observations and a feature table (one-hot, Phi) the store keeps the counts N(x, a, x'), so
+a call costs O(budget + S A b) whatever is stored; with other features it keeps G and b,
+and a call computes X_pi over the stored transitions, O(n A p^2).
+
+**Greedy step.** ``argmax_a Q_hat(x, a)``; with one-hot features only among the actions
+tried in x (the Q of a pair without data is not identified), the target's action where none
+was. ``Greedy.advantage`` (CPI's step input) is the mean of ``Q_hat(x, pi'(x)) - Q_hat(x,
+pi)`` over the states drawn in this call (they follow d_{b,nu} of this call's behaviour),
+Q_hat coming from all stored data. ``value`` (CPI+'s line search) is by default LSTD-Q's
+estimate from the store over reset states, which costs no transition.
 
 No reset-to-state is needed: data come from walks from the env's reset
 (``nsrl.greedy.sampling``), so LSTD-Q runs on any Gymnasium env with discrete actions.
@@ -49,11 +58,11 @@ from nsrl.greedy.sampling import action_probs, make_sampler
 from nsrl.greedy.store import IndexCounts, TransitionStore
 from nsrl.policies import Constant, Mixture, NonStationary
 
-DEFAULT_STORE = 1_000_000
 __all__ = ["LSTDQ", "LinearQ", "QTablePolicy"]
 
+DEFAULT_STORE = 1_000_000  # transitions a store keeps (at least one call's budget)
 RIDGE_ONE_HOT, RIDGE_FEATURES = 1e-3, 10.0  # default ridges, in transitions
-VALUE_STARTS = 10_000
+VALUE_STARTS = 10_000  # reset draws behind nu_hat for the LSTD value estimate
 
 
 def _check_target(target) -> None:
@@ -247,7 +256,7 @@ class LSTDQ:
                                      observe=self.sampler.observe)
         advantage = float("nan")
         if not isinstance(target, NonStationary):
-            advantage = self._advantage(target, policy, theta, seen, rng)
+            advantage = self._advantage(target, policy, theta, seen, system, rng)
         self.samples_used += drawn
         return Greedy(policy, advantage, drawn)
 
@@ -266,13 +275,20 @@ class LSTDQ:
         default = None if first is None else np.argmax(system.probs(first), axis=1)
         return QTablePolicy(q, allowed, default)
 
-    def _advantage(self, target, policy, theta, data, rng) -> float:
-        """Mean of Q(x, pi'(x)) - Q(x, pi) over the states ``data`` visited (this call's)."""
+    def _advantage(self, target, policy, theta, data, system, rng) -> float:
+        """Mean of Q(x, pi'(x)) - Q(x, pi) over the states ``data`` visited (this call's).
+
+        With one-hot features a state where the target takes an action without data counts
+        0 (no evidence of an improvement there), not the gain over the ridge's Q = 0.
+        """
         if self._index:  # per index, weighted by the visits: O(n + S A)
             visits = np.bincount(np.asarray(data.obs, dtype=np.int64),
                                  minlength=len(policy.q)) / len(data.obs)
-            probs = self._row_probs(rng)(target)
+            probs = system.probs(target)
             gain = policy.q[np.arange(len(policy.q)), policy.actions] - (probs * policy.q).sum(1)
+            if system.one_hot:
+                tried = system.counts.visits.reshape(self.n_actions, -1).T > 0
+                gain[np.any((probs > 0) & ~tried, axis=1)] = 0.0
             return float(visits @ gain)
         q = self.features(data.obs) @ theta.T
         probs = action_probs(self.sampler, target, data.states, data.obs, rng)
