@@ -38,7 +38,7 @@ def main():
     env = gym.make("CartPole-v1")
     features = make_pipeline(StandardScaler(), RBFSampler(gamma=0.5, n_components=200,
                                                           random_state=0))
-    op = LSTDQ(env, budget=BUDGET, gamma=GAMMA, features=features, ridge=1e-3)
+    op = LSTDQ(env, budget=BUDGET, gamma=GAMMA, features=features)
     h = nsrl.run(nsrl.API(), op, ITERATIONS, rng=np.random.default_rng(0), keep_outputs=True)
     print(f"API + LSTD-Q on CartPole-v1, {BUDGET} transitions per iteration, RBF features")
     print(f"{'iteration':>9s} {'samples':>9s} {'mean return':>12s}")

@@ -28,7 +28,7 @@ def main():
         for operator in ("lstdq", "exact"):
             losses, memory = [], 0
             for seed in range(3):
-                op = LSTDQ(lake, budget=BUDGET, gamma=GAMMA, ridge=1e-3) \
+                op = LSTDQ(lake, budget=BUDGET, gamma=GAMMA) \
                     if operator == "lstdq" else nsrl.ExactGreedy(mdp)
                 h = nsrl.run(nsrl.make_scheme(name), op, ITERATIONS, mdp=mdp, mu=mdp.start,
                              rng=np.random.default_rng(seed))

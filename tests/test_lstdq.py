@@ -1,4 +1,5 @@
-"""LSTD-Q: exact on exhaustive transitions for every target kind; runs without reset-to-state."""
+"""LSTD-Q: exact on exhaustive transitions, consistent from samples, for every target kind;
+textbook LSPI on a fixed batch; sample reuse; runs without reset-to-state."""
 
 import gymnasium as gym
 import numpy as np
@@ -7,8 +8,10 @@ from test_sampling import CountingEnv, policies
 
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
-from nsrl.greedy import LSTDQ
-from nsrl.greedy.sampling import Transitions
+from nsrl.greedy import LSTDQ, TransitionStore
+from nsrl.greedy.lstd_system import DenseSystem
+from nsrl.greedy.sampling import Transitions, action_probs
+from nsrl.greedy.store import take
 from nsrl.policies import action_table
 
 
@@ -36,6 +39,130 @@ def test_exhaustive_one_hot_lstdq_is_exact(kind, which):
     theta = op.solve(target, data, np.random.default_rng(0), weights=weights)
     q = nsrl.q_values(mdp, nsrl.evaluate(mdp, target))
     np.testing.assert_allclose(theta.T, q, rtol=0, atol=1e-9)
+
+
+@pytest.fixture(scope="module")
+def walk():
+    """10^6 transitions of uniform walks on a small Garnet, drawn once."""
+    mdp = nsrl.garnet(10, 3, 2, gamma=0.9, seed=1)
+    op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=1, features="onehot", reuse=False)
+    return mdp, op, op.sampler.transitions(10**6, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("kind", ["deterministic", "mixture", "loop", "finite"])
+def test_q_error_vanishes_as_transitions_grow(walk, kind):
+    # The ridge is worth a fixed number of transitions: its bias vanishes with the data,
+    # and the error falls like 1 / sqrt(n) (100x the data: about 10x smaller).
+    mdp, op, data = walk
+    target = policies(mdp, seed=4)[kind]
+    q = nsrl.q_values(mdp, nsrl.evaluate(mdp, target))
+    rng = np.random.default_rng(0)
+    errors = [np.abs(op.solve(target, take(data, slice(0, n)), rng).T - q).max()
+              for n in (10**4, 10**5, 10**6)]
+    assert errors[0] > errors[1] > errors[2], errors
+    assert errors[2] < errors[0] / 5, errors
+
+
+@pytest.mark.parametrize("kind", ["deterministic", "mixture", "loop", "finite", "empty"])
+@pytest.mark.parametrize("table", ["onehot", "phi"])
+def test_count_statistics_equal_per_transition_statistics(kind, table):
+    # The index path (counts N(x, a, x')) and the dense path (one feature row per
+    # transition) build the same LSTD-Q system.
+    mdp = nsrl.garnet(9, 3, 2, n_features=4, gamma=0.9, seed=2)
+    target = policies(mdp, seed=4)[kind]
+    phi = np.eye(9) if table == "onehot" else mdp.features
+    op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=1, features=phi, reuse=False)
+    rng = np.random.default_rng(0)
+    data = op.sampler.transitions(3000, rng)
+    data.done[::50] = True  # terminations: nothing bootstrapped after them
+
+    def probs(pi):
+        return action_probs(op.sampler, pi, data.next_states, data.next_obs, rng)
+    dense = DenseSystem(phi[data.obs], phi[data.next_obs], data, None, 3, probs)
+    np.testing.assert_allclose(op.solve(target, data, rng), op._theta(target, dense),
+                               rtol=1e-9, atol=1e-9)
+
+
+def textbook_lspi(data, n_states, n_actions, gamma, delta, iterations):
+    """LSPI (Lagoudakis & Parr 2003, LSTDQ with A = delta I), tabular, from pi_0 = action 0."""
+    d, pi, out = n_states * n_actions, np.zeros(n_states, dtype=int), []
+    for _ in range(iterations):
+        A, b = delta * np.eye(d), np.zeros(d)
+        for s, a, r, t in zip(data.states, data.actions, data.rewards, data.next_states,
+                              strict=True):
+            A[a * n_states + s, a * n_states + s] += 1.0
+            A[a * n_states + s, pi[t] * n_states + t] -= gamma
+            b[a * n_states + s] += r
+        q = np.linalg.solve(A, b).reshape(n_actions, n_states).T
+        pi = q.argmax(axis=1)
+        out.append(q)
+    return out
+
+
+def test_api_on_one_fixed_batch_is_textbook_lspi():
+    mdp = nsrl.garnet(8, 3, 2, gamma=0.9, seed=5)
+    env = FiniteMDPVectorEnv(mdp)
+    data = LSTDQ(env, budget=1, reuse=False).sampler.transitions(2000, np.random.default_rng(1))
+    store = TransitionStore(2000)
+    store.add(data)
+    assert np.all(store.index_counts(8, 3).visits > 0)  # every pair has data
+    op = LSTDQ(env, budget=0, features="onehot", ridge=0.5, store=store)
+    h = nsrl.run(nsrl.API(), op, 6, rng=np.random.default_rng(0), keep_outputs=True)
+    assert h.samples.tolist() == [0] * 6 and len(store) == 2000
+    for pi, q in zip(h.outputs, textbook_lspi(data, 8, 3, 0.9, 0.5, 6), strict=True):
+        np.testing.assert_allclose(pi.q, q, rtol=1e-10, atol=1e-10)
+        np.testing.assert_array_equal(pi.actions, q.argmax(axis=1))
+
+
+@pytest.mark.parametrize("observation", ["index", "features"])
+def test_reuse_solves_from_every_stored_transition(observation):
+    # index: running counts, Phi table; features: running Gram, features of the observations
+    mdp = nsrl.garnet(12, 3, 2, seed=0)
+    env = CountingEnv(FiniteMDPVectorEnv(mdp, observation=observation))
+    op = LSTDQ(env, budget=700, store=1000)
+    h = nsrl.run(nsrl.PSDP(), op, 3, rng=np.random.default_rng(0), keep_outputs=True)
+    assert h.samples.tolist() == [700, 1400, 2100] and env.count == 2100  # new ones only
+    assert len(op.store) == 1000 and op.store.added == 2100  # FIFO: the last 1000
+    # the last call's estimate is LSTD-Q on the stored transitions (default features: Phi)
+    target = nsrl.NonStationary(h.outputs[1].policies, loop=False)  # sigma_2, its target
+    theta = op.solve(target, op.store.transitions(), np.random.default_rng(0))
+    greedy = h.outputs[2].policies[0]
+    if observation == "index":
+        np.testing.assert_allclose(greedy.q, mdp.features @ theta.T, atol=1e-9)
+    else:
+        np.testing.assert_allclose([r.theta for r in greedy.regressors], theta, atol=1e-9)
+
+
+def test_an_action_without_data_is_not_chosen():
+    # Negative rewards: the ridge's Q = 0 of a pair never tried would beat every tried one.
+    P = np.zeros((2, 2, 2))
+    P[:, :, 0] = 1.0
+    mdp = nsrl.FiniteMDP(P, -np.ones((2, 2)), gamma=0.5)
+    s = np.array([0, 0, 1, 1])
+    a = np.array([0, 0, 0, 1])  # action 1 never tried in state 0
+    data = Transitions(s, s, a, -np.ones(4), np.zeros(4, int), np.zeros(4, int),
+                       np.zeros(4, bool))
+    store = TransitionStore(4)
+    store.add(data)
+    op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=0, features="onehot", store=store)
+    g = op.greedy(nsrl.constant(0), nsrl.Nu(), np.random.default_rng(0))
+    assert g.policy.q[0, 1] == 0.0 and g.policy.q[0, 0] < 0  # not identified vs. estimated
+    assert g.policy.actions[0] == 0
+
+
+def test_lstd_value_estimates_nu_v_without_new_transitions():
+    mdp = nsrl.garnet(10, 3, 2, gamma=0.9, seed=1)
+    env = CountingEnv(FiniteMDPVectorEnv(mdp))
+    op = LSTDQ(env, budget=100_000, features="onehot")
+    rng = np.random.default_rng(0)
+    g = op.greedy(nsrl.constant(0), nsrl.Nu(), rng)
+    pi = nsrl.Mixture([(0.6, nsrl.constant(0)), (0.4, g.policy)])
+    exact = mdp.start @ nsrl.evaluate(mdp, pi)
+    assert abs(op.value(pi, rng) - exact) < 0.1  # Q error ~0.05, nu_hat from 10^4 resets
+    assert env.count == op.samples_used == 100_000  # resets are not transitions
+    mc = LSTDQ(env, budget=1000, features="onehot", value_estimate="rollouts", value_rollouts=50)
+    mc.value(pi, rng)
+    assert mc.samples_used > 0
 
 
 def test_lstdq_from_samples_approaches_the_exact_greedy_policy():
@@ -86,18 +213,42 @@ def test_runs_on_envs_without_reset_to_state():
 def test_refusals():
     env = FiniteMDPVectorEnv(nsrl.garnet(5, 2, 2, seed=0))
     with pytest.raises(ValueError, match="budget"):
+        LSTDQ(env, budget=-1)
+    with pytest.raises(ValueError, match="budget=0 draws no data"):
+        LSTDQ(env, budget=0, reuse=False)
+    with pytest.raises(ValueError, match="store alone, which is empty"):
         LSTDQ(env, budget=0)
+    with pytest.raises(ValueError, match="below one call's budget=500"):
+        LSTDQ(env, budget=500, store=100)
+    with pytest.raises(ValueError, match="below one call's budget"):
+        LSTDQ(env, budget=500, store=TransitionStore(100))
+    with pytest.raises(ValueError, match="only used with reuse=True"):
+        LSTDQ(env, budget=5, reuse=False, store=100)
+    with pytest.raises(ValueError, match=r"ridge >= 0 \(or None\)"):
+        LSTDQ(env, budget=5, ridge=-1.0)
+    with pytest.raises(ValueError, match="value_estimate='rollouts'"):
+        LSTDQ(env, budget=5, reuse=False, value_estimate="lstd")
+    with pytest.raises(ValueError, match="'auto', 'lstd' or 'rollouts'"):
+        LSTDQ(env, budget=5, value_estimate="exact")
+    op = LSTDQ(env, budget=5)
+    with pytest.raises(TypeError, match="Mixture and nsrl.NonStationary"):
+        op.greedy(np.zeros(5), nsrl.Nu(), np.random.default_rng(0))
+    bare = LSTDQ(env, budget=3, features="onehot", ridge=0.0, reuse=False)
+    with pytest.raises(ValueError, match="use ridge > 0"):  # 3 transitions: pairs without data
+        bare.greedy(nsrl.constant(0), nsrl.Nu(), np.random.default_rng(0))
     with pytest.raises(ValueError, match="gamma"):
         LSTDQ(gym.make("CartPole-v1"), budget=10)
     with pytest.raises(ValueError, match="needs state-index"):
         LSTDQ(gym.make("CartPole-v1"), budget=10, gamma=0.9, features="onehot")
 
 
-def test_same_seeds_same_policies():
+@pytest.mark.parametrize("value", ["lstd", "rollouts"])
+def test_same_seeds_same_policies(value):
     mdp = nsrl.garnet(15, 3, 2, seed=0)
 
     def once(seed):
-        op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=600, value_rollouts=4)
+        op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=600, features="onehot",
+                   value_estimate=value, value_rollouts=4)
         h = nsrl.run(nsrl.CPIPlus(), op, 3, rng=np.random.default_rng(seed), keep_outputs=True)
         return h.losses, h.samples
 

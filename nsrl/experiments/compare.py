@@ -34,10 +34,11 @@ def sample_operator(name: str, mdp, samples: int, horizon=None, features=None):
     ``samples`` transitions per greedy call; estimators are linear in ``features`` (default:
     the MDP's Phi, like the paper's projection, one-hot without; or "onehot"):
     LogisticRegression for ``rollout-csc``, Ridge per action for ``rollout-reg``, LSTD-Q
-    for ``lstdq``. Rollouts use the operator's defaults (``nsrl.greedy.rollout.DEFAULTS``:
-    m-step rollouts ended by a tabular critic, CRN, stratified states), except for
-    ``horizon`` H, the length of the rollouts that have no critic value to end on (the
-    first call), when given (an int, or "geometric").
+    for ``lstdq``. Every operator keeps its own defaults: LSTD-Q's consistent ridge and
+    sample reuse; the rollouts' m-step rollouts ended by a critic, CRN and stratified states
+    (``nsrl.greedy.rollout.DEFAULTS``), except for ``horizon`` H, the length of the
+    rollouts that have no critic value to end on (the first call), when given (an int, or
+    "geometric").
     """
     from sklearn.linear_model import LogisticRegression, Ridge
 
@@ -53,7 +54,7 @@ def sample_operator(name: str, mdp, samples: int, horizon=None, features=None):
         return RolloutRegression(env, Ridge(alpha=1e-3), budget=samples, features=features,
                                  **rollout)
     if name == "lstdq":
-        return LSTDQ(env, budget=samples, ridge=1e-4, features=features)
+        return LSTDQ(env, budget=samples, features=features)
     raise ValueError(f"unknown sample-based operator {name!r}; expected one of "
                      f"{', '.join(SAMPLE_OPERATORS)}.")
 

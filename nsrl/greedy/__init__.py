@@ -1,6 +1,7 @@
 """Greedy operators: exact, the paper's noisy projection, and sample-based ones.
 
-The sample-based operators (RolloutCSC, RolloutRegression, LSTDQ) load lazily, so that
+The sample-based operators (RolloutCSC, RolloutRegression, LSTDQ) and LSTD-Q's
+TransitionStore load lazily, so that
 ``import nsrl`` does not import scikit-learn.
 """
 
@@ -17,9 +18,11 @@ __all__ = [
     "Nu",
     "Occupancy",
     "ProjectedGreedy",
+    "QTablePolicy",
     "RegressionCritic",
     "RolloutCSC",
     "RolloutRegression",
+    "TransitionStore",
     "check_operator",
 ]
 
@@ -27,6 +30,8 @@ _LAZY = {
     "RolloutCSC": "nsrl.greedy.rollout",
     "RolloutRegression": "nsrl.greedy.rollout",
     "LSTDQ": "nsrl.greedy.lstdq",
+    "TransitionStore": "nsrl.greedy.store",
+    "QTablePolicy": "nsrl.greedy.qpolicy",
     "EstimatorPolicy": "nsrl.greedy.features",
     "ExactCritic": "nsrl.greedy.critic",
     "RegressionCritic": "nsrl.greedy.critic",

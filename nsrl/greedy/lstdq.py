@@ -1,13 +1,12 @@
-"""LSTD-Q (Lagoudakis & Parr 2003), ridge-regularised, for every target kind of the schemes.
+"""LSTD-Q (Lagoudakis & Parr 2003) greedy operator, consistent, with sample reuse.
 
 Q is linear in state-action features ``psi(x, a) = e_a (x) phi(x)`` (one block of the state
 features phi per action). From transitions (x, a, r, x') the fixed point of the projected
-Bellman equation ``Q = Pi(r + gamma P^pi Q)`` solves ``(C + lambda I) theta = b`` with
-
-    C = E[psi (psi - gamma psi_bar')^T],   b = E[psi r],
-    psi_bar' = sum_a' pi(a' | x') psi(x', a')   (0 after a termination),
-
-the expectation over the data (weights optional), lambda the ridge. The targets:
+Bellman equation ``Q = Pi(r + gamma P^pi Q)`` solves ``(C + lambda I) theta = b`` with the
+*summed* statistics ``C = sum psi (psi - gamma psi_bar')^T``, ``b = sum psi r``,
+``psi_bar' = sum_a' pi(a' | x') psi(x', a')`` (0 after a termination), and a ridge lambda
+worth ``ridge`` transitions, whose weight relative to the data vanishes as they grow
+(:mod:`nsrl.greedy.lstd_system`). The targets:
 
 * **stationary or mixture** pi: as above; a mixture's ``pi(a' | x')`` is the weighted sum of
   its components' actions (no sampling of a component);
@@ -22,94 +21,60 @@ the expectation over the data (weights optional), lambda the ridge. The targets:
   ``W_{k+1} = r`` averaged over actions; 0 otherwise). The system is block triangular, so
   it is solved backwards: k + 1 (or k + 2) ridge regressions.
 
-No reset-to-state is needed: data come from walks from the env's reset (``nsrl.greedy.sampling``),
-so LSTD-Q runs on any Gymnasium env with discrete actions.
+**Sample reuse.** LSTD-Q is off-policy, so every transition of a run can evaluate every
+later target. By default an operator keeps a :class:`nsrl.greedy.store.TransitionStore`
+(FIFO, 10^6 transitions): each greedy call draws ``budget`` new transitions, adds them, and
+solves from everything stored; ``samples`` counts the new ones only. With index
+observations and a feature table (one-hot, Phi) the store keeps the counts N(x, a, x'), so
+a call costs O(budget + S A b) whatever is stored; with other features it keeps G and b,
+and a call computes X_pi over the stored transitions, O(n A p^2).
+
+**Greedy step.** ``argmax_a Q_hat(x, a)``; with one-hot features only among the actions
+tried in x (the Q of a pair without data is not identified), the target's action where none
+was. ``Greedy.advantage`` (CPI's step input) is the mean of ``Q_hat(x, pi'(x)) - Q_hat(x,
+pi)`` over the states drawn in this call (they follow d_{b,nu} of this call's behaviour),
+Q_hat coming from all stored data. ``value`` (CPI+'s line search) is by default LSTD-Q's
+estimate from the store over reset states, which costs no transition.
+
+No reset-to-state is needed: data come from walks from the env's reset
+(``nsrl.greedy.sampling``), so LSTD-Q runs on any Gymnasium env with discrete actions.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 from nsrl.greedy.base import Greedy, Occupancy
 from nsrl.greedy.features import EstimatorPolicy, make_features
+from nsrl.greedy.lstd_system import (
+    DenseGram,
+    DenseSystem,
+    IndexSystem,
+    is_identity,
+    solve_target,
+)
+from nsrl.greedy.qpolicy import LinearQ, QTablePolicy
 from nsrl.greedy.sampling import action_probs, make_sampler
-from nsrl.policies import NonStationary
+from nsrl.greedy.store import IndexCounts, TransitionStore
+from nsrl.policies import Constant, Mixture, NonStationary
+
+__all__ = ["LSTDQ", "LinearQ", "QTablePolicy"]
+
+DEFAULT_STORE = 1_000_000  # transitions a store keeps (at least one call's budget)
+RIDGE_ONE_HOT, RIDGE_FEATURES = 1e-3, 10.0  # default ridges, in transitions
+VALUE_STARTS = 10_000  # reset draws behind nu_hat for the LSTD value estimate
 
 
-def sa_features(phi: np.ndarray, probs: np.ndarray) -> np.ndarray:
-    """sum_a probs[:, a] psi(x, a): shape (n, n_actions * p); one-hot probs give psi(x, a)."""
-    return (probs[:, :, None] * phi[:, None, :]).reshape(len(phi), -1)
-
-
-class Design:
-    """The weighted design E_w[psi(x, a) y^T] with psi(x, a) = e_a (x) phi(x), by blocks.
-
-    psi is one-hot over actions, so its products are computed per action block: the Gram
-    matrix is block diagonal, and ``cross`` costs n p k instead of n A p k.
-    """
-
-    def __init__(self, phi, actions, n_actions: int, weights):
-        w = weights / weights.sum()
-        self.p, self.n_actions = phi.shape[1], n_actions
-        self.blocks = [(np.flatnonzero(actions == a), a) for a in range(n_actions)]
-        self.wphi = w[:, None] * phi
-        self.phi = phi
-
-    def cross(self, y) -> np.ndarray:
-        """E_w[psi y^T]: shape (A p,) for y of shape (n,), (A p, k) for (n, k)."""
-        out = np.zeros((self.n_actions * self.p,) + np.shape(y)[1:])
-        for idx, a in self.blocks:
-            out[a * self.p:(a + 1) * self.p] = self.wphi[idx].T @ y[idx]
-        return out
-
-    def gram(self) -> np.ndarray:
-        """E_w[psi psi^T], block diagonal."""
-        d = self.n_actions * self.p
-        out = np.zeros((d, d))
-        for idx, a in self.blocks:
-            sl = slice(a * self.p, (a + 1) * self.p)
-            out[sl, sl] = self.wphi[idx].T @ self.phi[idx]
-        return out
-
-
-class RidgeSolver:
-    """argmin_theta E_w[(psi theta - y)^2] + ridge |theta|^2 for many targets y.
-
-    The Gram matrix is factored once: the backward recursion of a finite sequence solves
-    one regression per policy on the same features.
-    """
-
-    def __init__(self, design: Design, ridge: float):
-        self.design = design
-        self.factor = cho_factor(design.gram() + ridge * np.eye(design.gram().shape[0]))
-
-    def __call__(self, y) -> np.ndarray:
-        """theta for the targets y."""
-        return cho_solve(self.factor, self.design.cross(y))
-
-
-def lstdq_loop(design: Design, psi_next, rewards, gamma, ridge: float) -> np.ndarray:
-    """Phase-augmented LSTD-Q: ``psi_next[j]`` is psi_bar' under p_j; returns theta_0..m-1."""
-    m, d = len(psi_next), design.n_actions * design.p
-    C, b = design.gram(), design.cross(rewards)
-    system = ridge * np.eye(m * d)
-    for j, nxt in enumerate(psi_next):
-        k = (j + 1) % m
-        system[j * d:(j + 1) * d, j * d:(j + 1) * d] += C
-        system[j * d:(j + 1) * d, k * d:(k + 1) * d] -= gamma * design.cross(nxt)
-    return np.linalg.solve(system, np.tile(b, m)).reshape(m, d)
-
-
-class LinearQ:
-    """Q(., a) = phi theta_a, with a scikit-learn-like ``predict``."""
-
-    def __init__(self, theta: np.ndarray):
-        self.theta = np.asarray(theta)
-
-    def predict(self, x: np.ndarray) -> np.ndarray:
-        """phi(x) theta_a for a batch of features."""
-        return x @ self.theta
+def _check_target(target) -> None:
+    parts = target.policies if isinstance(target, NonStationary) else [target]
+    parts = [pi for p in parts for pi in ([w[1] for w in p.components]
+                                          if isinstance(p, Mixture) else [p])]
+    for pi in parts:
+        if not hasattr(pi, "act"):
+            raise TypeError(
+                f"LSTD-Q evaluates stationary policies (with act), nsrl.Mixture and "
+                f"nsrl.NonStationary targets, got {type(pi).__name__}."
+            )
 
 
 class LSTDQ:
@@ -117,12 +82,26 @@ class LSTDQ:
 
     Args:
         env: any Gymnasium env with discrete actions, or the native vector env (fast path).
-        budget: transitions drawn per greedy call.
+        budget: new transitions drawn per greedy call (0: none, solve from ``store`` only,
+            e.g. textbook LSPI on one fixed batch).
         features: state features (see :func:`nsrl.greedy.features.make_features`).
-        ridge: the ridge lambda (on the normalised system).
+        ridge: the ridge, in transitions (lambda = ridge times the mean squared feature
+            norm, added to the summed system): its weight relative to the data, ridge / n,
+            vanishes as they grow. Default: 1e-3 for one-hot features (LSTD-Q is then the
+            fixed point of the empirical model, well posed at every pair with data; the
+            ridge only settles pairs without data), 10 for other features (correlated
+            features make the system ill-conditioned; measured on CartPole-v1 with RBF
+            features).
         explore: for rho = d_{pi,nu} (CPI family), the probability of a uniform action in
             the behaviour that collects data (the rest follows pi); rho = nu uses uniform
             actions only. Visited states follow d_{b,nu} of that behaviour b.
+        reuse: keep every transition of the run in a store and solve from all of them.
+        store: the store (a :class:`TransitionStore`, possibly filled) or its maximum size
+            (default: a new store of max(10^6, budget) transitions); needs ``reuse``.
+        value_estimate: how ``value`` (CPI+'s line search) estimates nu v_pi: "lstd" (LSTD-Q
+            on the stored transitions, averaged over 10^4 reset states drawn once: no new
+            transitions), "rollouts" (Monte-Carlo returns from reset, counted), or "auto"
+            (lstd for index observations with a feature table and reuse, else rollouts).
         value_rollouts: rollouts per ``value`` call (default: budget (1 - gamma)).
         gamma: discount, for an env without a model.
 
@@ -135,69 +114,210 @@ class LSTDQ:
         2000
     """
 
-    def __init__(self, env, budget: int, *, features=None, ridge: float = 1e-6,
-                 explore: float = 0.3, value_rollouts=None, gamma=None):
+    def __init__(self, env, budget: int, *, features=None, ridge: float | None = None,
+                 explore: float = 0.3, reuse: bool = True, store=None,
+                 value_estimate: str = "auto", value_rollouts=None, gamma=None):
         self.sampler = make_sampler(env, gamma)
         self.gamma, self.n_actions = self.sampler.gamma, self.sampler.n_actions
         if self.sampler.mdp is not None:
             self.mdp = self.sampler.mdp
-        if isinstance(budget, bool) or int(budget) != budget or budget < 1:
-            raise ValueError(f"budget should be a positive int (transitions), got {budget!r}.")
-        if not (ridge >= 0 and 0.0 <= explore <= 1.0):
-            raise ValueError(f"need ridge >= 0 and explore in [0, 1], got {ridge}, {explore}.")
-        self.budget, self.ridge, self.explore = int(budget), float(ridge), float(explore)
+        if isinstance(budget, bool) or int(budget) != budget or budget < 0:
+            raise ValueError(f"budget should be a non-negative int (transitions), got "
+                             f"{budget!r}.")
+        if not ((ridge is None or ridge >= 0) and 0.0 <= explore <= 1.0):
+            raise ValueError(f"need ridge >= 0 (or None) and explore in [0, 1], got {ridge}, "
+                             f"{explore}.")
+        self.budget, self.explore = int(budget), float(explore)
+        self.store = self._make_store(reuse, store)
         self.features = make_features(features, env, self.sampler.mdp)
+        one_hot = self._index and is_identity(self.features.table)
+        self.ridge = float(ridge) if ridge is not None else (
+            RIDGE_ONE_HOT if one_hot else RIDGE_FEATURES)
         self.value_rollouts, self.samples_used = value_rollouts, 0
+        self.value_estimate, self._nu_hat = self._check_value_estimate(value_estimate), None
 
-    def _psi_bar(self, pi, data, phi_next, rng) -> np.ndarray:
-        probs = action_probs(self.sampler, pi, data.next_states, data.next_obs, rng)
-        return sa_features(phi_next, probs) * (~data.done)[:, None]
+    def _check_value_estimate(self, how: str) -> str:
+        if how not in ("auto", "lstd", "rollouts"):
+            raise ValueError(f"value_estimate should be 'auto', 'lstd' or 'rollouts', got "
+                             f"{how!r}.")
+        if how == "auto":
+            return "lstd" if self._index and self.store is not None else "rollouts"
+        if how == "lstd" and not (self._index and self.store is not None):
+            raise ValueError("value_estimate='lstd' needs index observations with a feature "
+                             "table (e.g. features='onehot') and reuse=True; pass "
+                             "value_estimate='rollouts'.")
+        return how
+
+    def _make_store(self, reuse, store) -> TransitionStore | None:
+        if not reuse:
+            if store is not None:
+                raise ValueError("store is only used with reuse=True; pass reuse=True or "
+                                 "drop store.")
+            if self.budget == 0:
+                raise ValueError("budget=0 draws no data: pass budget >= 1, or reuse=True "
+                                 "with a filled store=TransitionStore(...).")
+            return None
+        if store is None:
+            store = TransitionStore(max(DEFAULT_STORE, self.budget))
+        elif not isinstance(store, TransitionStore):
+            store = TransitionStore(store)
+        if store.max_size < self.budget:
+            raise ValueError(
+                f"a store of max_size={store.max_size} is below one call's budget="
+                f"{self.budget}: each call would evict its own transitions; pass store >= "
+                f"{self.budget} (or store=None for the default max(10^6, budget))."
+            )
+        if self.budget == 0 and len(store) == 0:
+            raise ValueError("budget=0 solves from the store alone, which is empty: fill it "
+                             "(store.add(transitions)) or pass budget >= 1.")
+        return store
+
+    # --- data and statistics --------------------------------------------------------------
+
+    def _collect(self, rho, rng):
+        if self.budget == 0:
+            return None
+        behaviour = rho.policy if isinstance(rho, Occupancy) else None
+        explore = self.explore if behaviour is not None else 1.0
+        return self.sampler.transitions(self.budget, rng, behaviour, explore)
+
+    @property
+    def _index(self) -> bool:
+        return self.features.kind == "table"
+
+    def _row_probs(self, rng):
+        """pi(a | x) at every index x, computed once per policy per call."""
+        n = len(self.features.table)
+        rows = np.arange(n)
+        mdp = self.sampler.mdp
+        states = rows if mdp is not None and mdp.n_states == n else np.full(n, -1)
+        cache: dict[int, np.ndarray] = {}
+
+        def probs(pi):
+            if id(pi) not in cache:
+                cache[id(pi)] = (pi, action_probs(self.sampler, pi, states, rows, rng))
+            return cache[id(pi)][1]
+        return probs
+
+    def _system(self, data, rng, weights=None):
+        """The LSTD statistics of ``data`` (None: of the store)."""
+        if self._index:
+            n = len(self.features.table)
+            counts = self.store.index_counts(n, self.n_actions) if data is None else \
+                IndexCounts.of(data, n, self.n_actions, weights)
+            return IndexSystem(counts, self.features.table, self._row_probs(rng))
+        sums = None
+        if data is None:  # G and b of the store are kept up to date by the store itself
+            data = self.store.transitions()
+            sums = self.store.running(("dense", id(self.features)),
+                                      lambda: DenseGram(self.features, self.n_actions))
+        cache: dict[int, np.ndarray] = {}
+
+        def probs(pi):
+            if id(pi) not in cache:
+                cache[id(pi)] = (pi, action_probs(self.sampler, pi, data.next_states,
+                                                  data.next_obs, rng))
+            return cache[id(pi)][1]
+        return DenseSystem(self.features(data.obs), self.features(data.next_obs), data,
+                           weights, self.n_actions, probs, sums)
+
+    def _theta(self, target, system) -> np.ndarray:
+        uniform = Mixture([(1.0 / self.n_actions, Constant(a)) for a in range(self.n_actions)])
+        theta = solve_target(system, target, self.gamma, self.ridge * system.scale, uniform,
+                             self.sampler.state_reward)
+        return theta.reshape(self.n_actions, -1)
 
     def solve(self, target, data, rng, weights=None) -> np.ndarray:
         """theta_0 of shape (n_actions, p), ``W_0(x, a) = phi(x) theta_0[a]``, from ``data``.
 
         ``data`` is a :class:`nsrl.greedy.sampling.Transitions`; W_0 is Q_target for a stationary
         target; ``weights`` weigh the transitions (e.g. P(x' | x, a) for exhaustive data).
+        The store is not used.
         """
-        phi, phi_next = self.features(data.obs), self.features(data.next_obs)
-        r = np.asarray(data.rewards, dtype=np.float64)
-        w = np.ones(len(r)) if weights is None else np.asarray(weights, dtype=np.float64)
-        design = Design(phi, np.asarray(data.actions), self.n_actions, w)
-        if not isinstance(target, NonStationary) or target.loop:
-            pols = target.policies if isinstance(target, NonStationary) else [target]
-            nxt = [self._psi_bar(p, data, phi_next, rng) for p in pols]
-            return lstdq_loop(design, nxt, r, self.gamma, self.ridge)[0].reshape(
-                self.n_actions, -1)
-        regress, y = RidgeSolver(design, self.ridge), r
-        if self.sampler.state_reward:  # v_empty(x') = r(x'): W_{k+1} = r, any action
-            uniform = np.full((len(r), self.n_actions), 1.0 / self.n_actions)
-            live = (~data.done)[:, None]
-            y = r + self.gamma * (sa_features(phi_next, uniform) * live) @ regress(r)
-        theta = regress(y)
-        for p in reversed(target.policies):
-            theta = regress(r + self.gamma * self._psi_bar(p, data, phi_next, rng) @ theta)
-        return theta.reshape(self.n_actions, -1)
+        _check_target(target)
+        return self._theta(target, self._system(data, rng, weights))
+
+    # --- the greedy interface -------------------------------------------------------------
 
     def greedy(self, target, rho, rng) -> Greedy:
-        """Greedy w.r.t. the LSTD-Q estimate of Q_target from ``budget`` fresh transitions."""
-        behaviour = rho.policy if isinstance(rho, Occupancy) else None
-        explore = self.explore if behaviour is not None else 1.0
-        data = self.sampler.transitions(self.budget, rng, behaviour, explore)
-        theta = self.solve(target, data, rng)
-        policy = EstimatorPolicy(self.features, regressors=[LinearQ(t) for t in theta],
-                                 observe=self.sampler.observe)
-        q = self.features(data.obs) @ theta.T
+        """Greedy w.r.t. the LSTD-Q estimate of Q_target from the new and stored transitions."""
+        _check_target(target)
+        new = self._collect(rho, rng)
+        if self.store is not None and new is not None:
+            self.store.add(new)
+        system = self._system(None if self.store is not None else new, rng)
+        theta = self._theta(target, system)
+        drawn = 0 if new is None else len(new.rewards)
+        seen = new if new is not None else self.store.transitions()
+        if self._index:
+            policy = self._table_policy(target, system, theta)
+        else:
+            policy = EstimatorPolicy(self.features, regressors=[LinearQ(t) for t in theta],
+                                     observe=self.sampler.observe)
         advantage = float("nan")
         if not isinstance(target, NonStationary):
-            probs = action_probs(self.sampler, target, data.states, data.obs, rng)
-            chosen = q[np.arange(len(q)), policy.act(data.obs)]
-            advantage = float(np.mean(chosen - (probs * q).sum(axis=1)))
-        self.samples_used += len(data.rewards)
-        return Greedy(policy, advantage, len(data.rewards))
+            advantage = self._advantage(target, policy, theta, seen, system, rng)
+        self.samples_used += drawn
+        return Greedy(policy, advantage, drawn)
+
+    def _table_policy(self, target, system, theta) -> QTablePolicy:
+        """argmax of Q = Phi theta; with one-hot features only among the pairs with data.
+
+        Where no action has data, the target's (first) action is kept: nothing says another
+        one is better.
+        """
+        q = self.features.table @ theta.T
+        if not system.one_hot:  # Phi generalises to pairs without data
+            return QTablePolicy(q)
+        allowed = system.counts.visits.reshape(self.n_actions, -1).T > 0
+        first = target.policies[0] if isinstance(target, NonStationary) and target.policies \
+            else (None if isinstance(target, NonStationary) else target)
+        default = None if first is None else np.argmax(system.probs(first), axis=1)
+        return QTablePolicy(q, allowed, default)
+
+    def _advantage(self, target, policy, theta, data, system, rng) -> float:
+        """Mean of Q(x, pi'(x)) - Q(x, pi) over the states ``data`` visited (this call's).
+
+        With one-hot features a state where the target takes an action without data counts
+        0 (no evidence of an improvement there), not the gain over the ridge's Q = 0.
+        """
+        if self._index:  # per index, weighted by the visits: O(n + S A)
+            visits = np.bincount(np.asarray(data.obs, dtype=np.int64),
+                                 minlength=len(policy.q)) / len(data.obs)
+            probs = system.probs(target)
+            gain = policy.q[np.arange(len(policy.q)), policy.actions] - (probs * policy.q).sum(1)
+            if system.one_hot:
+                tried = system.counts.visits.reshape(self.n_actions, -1).T > 0
+                gain[np.any((probs > 0) & ~tried, axis=1)] = 0.0
+            return float(visits @ gain)
+        q = self.features(data.obs) @ theta.T
+        probs = action_probs(self.sampler, target, data.states, data.obs, rng)
+        chosen = q[np.arange(len(q)), policy.act(data.obs)]
+        return float(np.mean(chosen - (probs * q).sum(axis=1)))
 
     def value(self, policy, rng) -> float:
-        """Monte-Carlo estimate of nu v_policy (geometric horizon); its samples are counted."""
-        n = self.value_rollouts or max(1, int(self.budget * (1.0 - self.gamma)))
+        """An estimate of nu v_policy (see ``value_estimate``); rollouts' samples are counted."""
+        empty = isinstance(policy, NonStationary) and not policy.policies
+        if self.value_estimate == "lstd" and len(self.store) and not empty:
+            return self._lstd_value(policy, rng)
+        n = self.value_rollouts or max(1, int(max(self.budget, 1) * (1.0 - self.gamma)))
         returns, count = self.sampler.from_start(policy, n, rng)
         self.samples_used += count
         return float(returns.mean())
+
+    def _lstd_value(self, policy, rng) -> float:
+        """nu_hat v_hat: LSTD-Q's Q of ``policy`` from the store, nu_hat from reset draws.
+
+        The same nu_hat (VALUE_STARTS resets drawn at the first call; a reset is not a
+        transition) serves every call, so a line search compares its candidates on common
+        start states.
+        """
+        _check_target(policy)
+        n = len(self.features.table)
+        if self._nu_hat is None:
+            starts = np.asarray(self.sampler.start(VALUE_STARTS, rng), dtype=np.int64)
+            self._nu_hat = np.bincount(starts, minlength=n) / VALUE_STARTS
+        system = self._system(None, rng)
+        q = self.features.table @ self._theta(policy, system).T
+        first = policy.policies[0] if isinstance(policy, NonStationary) else policy
+        return float(self._nu_hat @ (system.probs(first) * q).sum(axis=1))

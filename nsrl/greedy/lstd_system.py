@@ -1,0 +1,253 @@
+"""The LSTD-Q system from sufficient statistics, and its solution for every target kind.
+
+With ``psi(x, a) = e_a (x) phi(x)`` (d = A p parameters, block a holds action a) and
+transitions (x_i, a_i, r_i, x'_i) of weights w_i (1 for samples), LSTD-Q (Lagoudakis & Parr
+2003) uses the *sums* (not the means)
+
+    G = sum_i w_i psi_i psi_i^T,   b = sum_i w_i r_i psi_i,
+    X_pi = sum_i w_i psi_i psibar'_pi(x'_i)^T,  psibar'_pi(x') = sum_a' pi(a' | x') psi(x', a'),
+
+psibar' being 0 after a termination. Only X_pi depends on the target. Two ways to get them:
+
+* :class:`IndexSystem`, for index observations and a feature table (one-hot or Phi), from
+  the counts N(x, a), N(x, a, x') and reward sums (:class:`nsrl.greedy.store.IndexCounts`):
+  with one-hot features ``G = diag N(x, a)`` and ``X_pi[(x, a), (x', a')] = N(x, a, x')
+  pi(a' | x')`` are sparse, so LSTD-Q is the fixed point of the empirical model, in
+  O(S A b) whatever the number of transitions; with a Phi table they are dense d x d
+  matrices built in O(nnz p + A^2 S p^2);
+* :class:`DenseSystem`, for any feature matrix, from the transitions, in O(n A p^2).
+
+**Regularisation.** ``lambda = ridge * s2`` is added to the summed system, s2 being the
+mean squared feature norm of the data (1 for one-hot): a prior worth ``ridge`` transitions
+that pulls theta to 0. Its weight relative to the data is ridge / n, so its bias vanishes as
+data grow (the ridge of the normalised system, ``E[...] + ridge I``, does not).
+
+**Solutions** (F = G + lambda I):
+
+* stationary or mixture pi: ``(G - gamma X_pi + lambda I) theta = b``;
+* periodic loop p_0 ... p_{m-1} (phase-augmented): ``F theta_j - gamma X_{p_j}
+  theta_{j+1 mod m} = b``, one (m d)-dimensional system;
+* finite sequence p_0 ... p_{k-1}: backwards, ``theta_k = F^{-1} b`` (state rewards:
+  ``F^{-1} (b + gamma X_unif F^{-1} b)``, the terminal value r averaged over actions), then
+  ``theta_j = F^{-1} (b + gamma X_{p_j} theta_{j+1})``.
+
+theta_0 is returned: ``W_0(x, a) = psi(x, a) . theta_0`` is Q of the target.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from nsrl.policies import NonStationary
+
+
+class IndexSystem:
+    """G, b and X_pi from :class:`IndexCounts` and a feature table (n_index, p).
+
+    Args:
+        counts: the statistics of the data.
+        table: the feature table; the identity means one-hot features (sparse system).
+        probs: ``probs(pi) -> (n_index, n_actions)``, pi(a' | x') at every index x'.
+    """
+
+    def __init__(self, counts, table, probs):
+        self.counts, self.probs, self.table = counts, probs, np.asarray(table, dtype=float)
+        n, A = counts.n_index, counts.n_actions
+        self.one_hot = self.table.shape == (n, n) and is_identity(self.table)
+        self.next = counts.next_matrix()
+        norms = (self.table**2).sum(axis=1)
+        total = counts.states.sum()
+        self.scale = float(counts.states @ norms / total) if total > 0 else float(norms.mean())
+        if self.one_hot:
+            self.d = n * A
+            self.gram, self.b = sp.diags(counts.visits).tocsr(), counts.rewards.copy()
+            return
+        p = self.table.shape[1]
+        self.d = A * p
+        self.gram, self.b = np.zeros((self.d, self.d)), np.zeros(self.d)
+        self._left = []  # Phi^T N_a, (p, n): the pairs' side of X_pi, shared by every target
+        for a in range(A):
+            rows, blk = slice(a * n, (a + 1) * n), slice(a * p, (a + 1) * p)
+            self.gram[blk, blk] = self.table.T @ (counts.visits[rows, None] * self.table)
+            self.b[blk] = self.table.T @ counts.rewards[rows]
+            self._left.append(np.asarray((self.next[rows].T @ self.table).T))
+
+    def cross(self, pi):
+        """X_pi (sparse for one-hot features, dense otherwise)."""
+        probs, A = self.probs(pi), self.counts.n_actions
+        if self.one_hot:  # column block a' scales N(., x') by pi(a' | x')
+            blocks = [self.next.multiply(probs[None, :, a]).tocsr() for a in range(A)]
+            out = sp.hstack(blocks, format="csr")
+            out.eliminate_zeros()
+            return out
+        p = self.table.shape[1]
+        out = np.zeros((self.d, self.d))
+        for b in range(A):
+            right = probs[:, b, None] * self.table  # pi(a' = b | x') phi(x')
+            if not right.any():
+                continue
+            for a in range(A):
+                out[a * p:(a + 1) * p, b * p:(b + 1) * p] = self._left[a] @ right
+        return out
+
+
+class DenseGram:
+    """G, b and the squared feature norms of transitions under a feature map, by sums.
+
+    The target-free part of the dense system: kept by a store (``update(data, sign=)``)
+    so that a call with reuse only computes X_pi over the stored transitions.
+    """
+
+    def __init__(self, features, n_actions: int):
+        self.features, self.n_actions = features, n_actions
+        self.gram = self.b = None
+        self.norms = self.weight = 0.0
+
+    def update(self, data, weights=None, sign: float = 1.0) -> None:
+        """Add (``sign`` = 1) or remove (``sign`` = -1) the sums of ``data``."""
+        phi = self.features(data.obs)
+        w = sign * (np.ones(len(phi)) if weights is None else np.asarray(weights, float))
+        n, p = phi.shape
+        if self.gram is None:
+            self.gram, self.b = np.zeros((self.n_actions * p,) * 2), np.zeros(self.n_actions * p)
+        actions, r = np.asarray(data.actions), np.asarray(data.rewards, dtype=float)
+        for a in range(self.n_actions):
+            idx, blk = np.flatnonzero(actions == a), slice(a * p, (a + 1) * p)
+            wphi = w[idx, None] * phi[idx]
+            self.gram[blk, blk] += wphi.T @ phi[idx]
+            self.b[blk] += wphi.T @ r[idx]
+        self.norms += float(w @ (phi**2).sum(axis=1))
+        self.weight += float(w.sum())
+
+
+class DenseSystem:
+    """G, b and X_pi from transitions and their features (any feature map).
+
+    Args:
+        phi, phi_next: features of the states and next states, shape (n, p).
+        data: the transitions (actions, rewards, done are read).
+        weights: per-transition weights (None: ones).
+        n_actions: number of actions A.
+        probs: ``probs(pi) -> (n, n_actions)``, pi(a' | x'_i) at every next state.
+        sums: a :class:`DenseGram` of the same transitions (None: computed here).
+    """
+
+    def __init__(self, phi, phi_next, data, weights, n_actions, probs, sums=None):
+        n, p = phi.shape
+        w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+        self.probs, self.phi_next, self.live = probs, phi_next, ~np.asarray(data.done, bool)
+        self.d, self.p, self.n_actions = n_actions * p, p, n_actions
+        actions = np.asarray(data.actions)
+        self.blocks = [np.flatnonzero(actions == a) for a in range(n_actions)]
+        self.wphi = w[:, None] * phi
+        if sums is None:
+            sums = DenseGram(lambda _: phi, n_actions)
+            sums.update(data, weights)
+        self.gram, self.b = sums.gram, sums.b
+        self.scale = sums.norms / sums.weight if sums.weight > 0 else 1.0
+
+    def cross(self, pi) -> np.ndarray:
+        """X_pi, grouping transitions by (a, a') so a deterministic pi costs O(n p^2)."""
+        probs, p = self.probs(pi) * self.live[:, None], self.p
+        out = np.zeros((self.d, self.d))
+        for a, idx in enumerate(self.blocks):
+            for b in range(self.n_actions):
+                sub = idx[probs[idx, b] > 0]
+                if len(sub):
+                    out[a * p:(a + 1) * p, b * p:(b + 1) * p] = \
+                        (self.wphi[sub] * probs[sub, b, None]).T @ self.phi_next[sub]
+        return out
+
+
+def is_identity(table) -> bool:
+    """True for the identity matrix (one-hot features)."""
+    table = np.asarray(table)
+    if table.ndim != 2 or table.shape[0] != table.shape[1]:
+        return False
+    return bool(np.all(np.diag(table) == 1.0) and np.count_nonzero(table) == len(table))
+
+
+def _solve(matrix, rhs) -> np.ndarray:
+    if sp.issparse(matrix):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", spla.MatrixRankWarning)
+            out = spla.spsolve(matrix.tocsc(), rhs)
+    else:
+        try:
+            out = np.linalg.solve(matrix, rhs)
+        except np.linalg.LinAlgError:
+            out = np.full(np.shape(rhs), np.nan)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("the LSTD-Q system is singular (features or state-action pairs "
+                         "without data?): use ridge > 0.")
+    return np.asarray(out)
+
+
+def _eye(system, size: int):
+    return sp.identity(size, format="csr") if sp.issparse(system.gram) else np.eye(size)
+
+
+def solve_loop(system, policies, gamma: float, lam: float) -> np.ndarray:
+    """theta_0 for the loop p_0 ... p_{m-1} (m = 1: a stationary or mixture target)."""
+    m, d, G = len(policies), system.d, system.gram
+    cross = [system.cross(pi) for pi in policies]
+    if m == 1:
+        return _solve(G - gamma * cross[0] + lam * _eye(system, d), system.b)
+    F = G + lam * _eye(system, d)
+    if sp.issparse(G):
+        grid = [[None] * m for _ in range(m)]
+        for j in range(m):
+            grid[j][j] = F
+            grid[j][(j + 1) % m] = -gamma * cross[j]
+        matrix = sp.bmat(grid, format="csc")
+    else:
+        matrix = np.zeros((m * d, m * d))
+        for j in range(m):
+            k = (j + 1) % m
+            matrix[j * d:(j + 1) * d, j * d:(j + 1) * d] = F
+            matrix[j * d:(j + 1) * d, k * d:(k + 1) * d] -= gamma * cross[j]
+    return _solve(matrix, np.tile(system.b, m))[:d]
+
+
+def solve_finite(system, policies, gamma: float, lam: float, uniform,
+                 state_reward: bool) -> np.ndarray:
+    """theta_0 for the finite sequence p_0 ... p_{k-1}, backwards (``uniform``: 1/A policy)."""
+    F = system.gram + lam * _eye(system, system.d)
+    if sp.issparse(F):  # one-hot: F is diagonal
+        diag = F.diagonal()
+        if np.any(diag <= 0):
+            raise ValueError("the LSTD-Q system is singular (state-action pairs without "
+                             "data): use ridge > 0.")
+
+        def regress(y):
+            return y / diag
+    else:
+        from scipy.linalg import cho_factor, cho_solve
+
+        try:
+            factor = cho_factor(F)
+        except np.linalg.LinAlgError:
+            raise ValueError("the LSTD-Q Gram matrix is singular (features without data?): "
+                             "use ridge > 0.") from None
+
+        def regress(y):
+            return cho_solve(factor, y)
+    theta = regress(system.b)
+    if state_reward:  # v_empty(x') = r(x'): W_{k+1} = r, averaged over actions
+        theta = regress(system.b + gamma * (system.cross(uniform) @ theta))
+    for pi in reversed(policies):
+        theta = regress(system.b + gamma * (system.cross(pi) @ theta))
+    return theta
+
+
+def solve_target(system, target, gamma: float, lam: float, uniform,
+                 state_reward: bool) -> np.ndarray:
+    """theta_0 for any target kind of the schemes (see the module docstring)."""
+    if isinstance(target, NonStationary) and not target.loop:
+        return solve_finite(system, list(target.policies), gamma, lam, uniform, state_reward)
+    policies = list(target.policies) if isinstance(target, NonStationary) else [target]
+    return solve_loop(system, policies, gamma, lam)
