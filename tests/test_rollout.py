@@ -12,6 +12,7 @@ import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import RolloutCSC, RolloutRegression
 from nsrl.policies import action_table, stationary_table
+from nsrl.schemes.api import fold_in
 
 
 @pytest.fixture(autouse=True)
@@ -160,7 +161,7 @@ def test_line_search_candidates_share_random_numbers(mdp):
     a = op.value(nsrl.constant(0), rng)
     assert op.value(nsrl.constant(0), rng) == a  # same numbers until the next greedy call
     assert op.samples_used - used == 2 * (3000 // (4 * 30)) * 30  # budget / (A H) rollouts
-    mixtures = [nsrl.Mixture.step(nsrl.constant(0), g.policy, alpha) for alpha in (0.1, 0.2)]
+    mixtures = [fold_in(nsrl.constant(0), g.policy, alpha) for alpha in (0.1, 0.2)]
     common, independent = [], []
     for seed in range(30):
         op._value_seed = seed  # what a greedy call sets

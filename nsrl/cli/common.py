@@ -93,21 +93,22 @@ def check_sample_memory(operator: str, mdp, transitions: int, representation, wh
     """Refuse a sample-based operator whose ``transitions`` per greedy call cannot fit.
 
     Bytes per transition of one greedy call, measured with tracemalloc on Garnets (n_S =
-    50-200): LSTD-Q keeps ~3 feature rows of n_A p floats per transition (540 and 3 830 bytes
-    at n_A p = 20 and 200); the rollout operators only per-state arrays (1.1-1.8 bytes).
+    50-200, one-hot and Phi features): LSTD-Q draws and stores ~135-150 bytes per transition
+    on top of its counts N(x, a, x') (~12 bytes per (x, a, x') entry); its store keeps at
+    most 10^6 transitions between calls (~60 MB). The rollout operators keep only per-state
+    arrays (1.1-1.8 bytes per transition).
 
     Raises:
         ValueError: the estimate exceeds the available memory (message: ``what``, ``fix``).
     """
     from nsrl.model.memory import check_memory
 
+    fixed = 0
     if operator == "lstdq":
-        p = (mdp.n_states if representation == "onehot" or mdp.features is None
-             else mdp.features.shape[1])
-        per = 3 * mdp.n_actions * p * 8 + 64
+        per, fixed = 160, 16 * mdp.n_states * mdp.n_actions * mdp.n_states
     else:
         per = 4 if operator.startswith("rollout") else 0
-    check_memory(transitions * per, f"{what} with {operator}", fix)
+    check_memory(transitions * per + fixed, f"{what} with {operator}", fix)
 
 
 def parse_garnet(text: str) -> tuple[int, int, int]:
