@@ -293,3 +293,32 @@ def test_q_rollout_counts_are_exact(mdp):
             # first action + 3 policies + the terminal step (state rewards) for "finite"
             length = {"finite": 5, "empty": 2}.get(kind, 9)
             assert out.count == S * A * 3 * length == out.steps.sum(), (kind, crn)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "deterministic", "mixture"])
+def test_compiled_walks_equal_their_numpy_fallback_and_visit_d_b_nu(kind):
+    """The walk kernel (nsrl.greedy.sampling.walks): both backends give the same transitions,
+    bit for bit, and the states visited by uniform-action walks follow d_{b,nu}."""
+    from nsrl.greedy.sampling import walks
+    from nsrl.greedy.sampling.common import Plan
+
+    mdp = nsrl.garnet(30, 3, 3, seed=2)
+    pi = nsrl.Deterministic(np.random.default_rng(0).integers(0, 3, 30))
+    behaviour = {"uniform": None, "deterministic": pi,
+                 "mixture": nsrl.Mixture([(0.4, pi), (0.6, nsrl.constant(2))])}[kind]
+    program = None
+    if behaviour is not None:
+        actions, cdf = Plan(behaviour, False).tables(0, mdp)
+        program = ((actions, np.zeros((1, 1)), False) if actions is not None
+                   else (np.zeros(30, dtype=np.int64), cdf, True))
+    args = (mdp, 20_011, 37)
+    fast = walks.walk(*args, np.random.default_rng(5), program, 0.3, backend="numba")
+    slow = walks.walk(*args, np.random.default_rng(5), program, 0.3, backend="numpy")
+    for x, y in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(fast[2], mdp.R[fast[0], fast[1]])
+    assert np.all(mdp.P[fast[0], fast[1], fast[3]] > 0)
+    if kind == "uniform":  # long walks: the visit frequencies converge to d_{b,nu}
+        s = walks.walk(mdp, 1_000_000, 1000, np.random.default_rng(1))[0]
+        d = nsrl.occupancy(mdp, nsrl.Stochastic(np.full((30, 3), 1 / 3)))
+        np.testing.assert_allclose(np.bincount(s, minlength=30) / s.size, d, atol=3e-3)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.envs.model import ModelAccess
-from nsrl.greedy.sampling import kernel
+from nsrl.greedy.sampling import kernel, walks
 from nsrl.greedy.sampling.common import (
     Plan,
     Rollouts,
@@ -195,10 +195,26 @@ class ModelSampler:
         """``n`` transitions along walks from nu that restart w.p. 1 - gamma at each step.
 
         Visited states follow d_{b,nu} of the behaviour b: uniform actions with probability
-        ``explore``, else ``behaviour``'s. Walkers run about four episodes each.
+        ``explore``, else ``behaviour``'s. Walkers run about four episodes each. Native envs
+        walk in compiled code (:mod:`nsrl.greedy.sampling.walks`); others step through
+        ``env.sample``.
         """
         walkers = max(1, min(n, int(n * (1.0 - self.gamma) / 4)))
-        s, plan = self.start(walkers, rng), None if behaviour is None else Plan(behaviour, False)
+        plan = None if behaviour is None else Plan(behaviour, False)
+        if self.native and n:
+            program = None
+            if plan is not None:
+                actions, cdf = plan.tables(0, self.mdp)
+                program = ((actions, np.zeros((1, 1)), False) if actions is not None
+                           else (np.zeros(self.mdp.n_states, dtype=np.int64), cdf, True))
+            s, a, r, nxt = walks.walk(self.mdp, n, walkers, rng, program, explore, self.backend)
+        else:
+            s, a, r, nxt = self._stepped_walks(n, walkers, rng, plan, explore)
+        return Transitions(s, self.observe(s), a, r, nxt, self.observe(nxt), np.zeros(n, bool))
+
+    def _stepped_walks(self, n, walkers, rng, plan, explore):
+        """The walks of :meth:`transitions` through ``env.sample``, one time step at a time."""
+        s = self.start(walkers, rng)
         out, drawn = [], 0
         while drawn < n:
             s = s[:n - drawn]  # the last step draws exactly what is left of n
@@ -212,5 +228,7 @@ class ModelSampler:
             restart = rng.random(len(s)) >= self.gamma
             s = nxt.copy()
             s[restart] = self.start(int(restart.sum()), rng)
-        s, a, r, nxt = (np.concatenate(x) for x in zip(*out, strict=True))
-        return Transitions(s, self.observe(s), a, r, nxt, self.observe(nxt), np.zeros(n, bool))
+        if not out:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, np.zeros(0), empty
+        return tuple(np.concatenate(x) for x in zip(*out, strict=True))
