@@ -7,7 +7,8 @@ iterations, the schemes, the operator's noise, features and gamma, and one maste
 Seeds are *derived*, never drawn in sequence, so that a result does not depend on which
 worker computed it or in which order: the MDP (n_S, n_A, b, i) is drawn from
 ``SeedSequence(seed, spawn_key=(0, n_S, n_A, b, i))`` and run j of a scheme on it from
-``SeedSequence(seed, spawn_key=(1, n_S, n_A, b, i, crc32(scheme), j))``.
+``SeedSequence(seed, spawn_key=(1, n_S, n_A, b, i, crc32(scheme), j))`` (with a sample-based
+operator: ``(2, n_S, n_A, b, i, crc32(scheme), crc32(operator), j)``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ class Shard:
         return shard if shard.name == name else None
 
 
+# The greedy operators a sweep can run (sample-based ones as in nsrl.experiments.compare).
+SWEEP_OPERATORS = ("projected", "lstdq", "rollout-csc")
+
 # Relative noise amplitudes beyond this only drown the values more (at 1e6 the greedy choice
 # is already uniformly random) and approach float64 overflow (noise 1e308: OverflowError).
 NOISE_MAX = 1e6
@@ -94,6 +98,12 @@ class Sweep:
     cpi_advantage: str = spec("operator", choices=ADVANTAGE_SOURCES)
     cpi_epsilon: float | None = spec(None, gt=0)
     line_search: str = spec("best", choices=LINE_SEARCH_RULES)
+    # The greedy operator: the paper's noisy projection, or learned from samples of the
+    # Garnet's native vector env (its batched generative model), with ``samples_per_pair``
+    # x n_S x n_A transitions per greedy call and estimators on Phi or one-hot features.
+    operator: str = spec("projected", choices=SWEEP_OPERATORS)
+    representation: str = spec("phi", choices=("phi", "onehot"))
+    samples_per_pair: int = spec(10, ge=1)
 
     def __post_init__(self):
         conform_fields(self, "sweep field")
@@ -104,6 +114,9 @@ class Sweep:
         if n_shards > MAX_SHARDS:
             raise ValueError(f"the sweep has {n_shards:,} shards (instances x n_mdps), more than "
                              f"{MAX_SHARDS:,}; lower n_mdps or the grid.")
+        if self.operator == "projected" and self.representation != "phi":
+            raise ValueError("sweep field 'representation': the projected operator projects on "
+                             "Phi; e.g. representation = \"phi\" (or a sample-based operator).")
         try:
             canonical = tuple(make_scheme(s).name for s in self.schemes)
         except ValueError as exc:
@@ -189,19 +202,36 @@ class Sweep:
         """The instance seed of ``shard``'s MDP."""
         return np.random.SeedSequence(self.seed, spawn_key=(0, *_instance(shard), shard.mdp))
 
+    @property
+    def sampled(self) -> bool:
+        """Whether the greedy steps are learned from samples (not the projected operator)."""
+        return self.operator != "projected"
+
+    def budget(self, shard: Shard) -> int:
+        """Transitions per greedy call on ``shard``'s MDP: samples_per_pair x n_S x n_A."""
+        return self.samples_per_pair * shard.n_states * shard.n_actions
+
     def run_rngs(self, shard: Shard, scheme: str) -> list[np.random.Generator]:
-        """One Generator per run of ``scheme`` on ``shard``'s MDP."""
-        key = zlib.crc32(make_scheme(scheme).name.encode())
+        """One Generator per run of ``scheme`` on ``shard``'s MDP.
+
+        Derived from (instance, MDP, scheme, run), and the operator for a sample-based one
+        (the projected operator keeps the keys its published results were computed with).
+        """
+        key = (zlib.crc32(make_scheme(scheme).name.encode()),)
+        if self.sampled:
+            key = (2,) + key + (zlib.crc32(self.operator.encode()),)
+        else:
+            key = (1,) + key
         return [
             np.random.Generator(np.random.PCG64(np.random.SeedSequence(
-                self.seed, spawn_key=(1, *_instance(shard), shard.mdp, key, j))))
+                self.seed, spawn_key=(key[0], *_instance(shard), shard.mdp, *key[1:], j))))
             for j in range(self.n_runs)
         ]
 
 
 # Fields added after the first results were published, with the default that reproduces them.
 _LATER_FIELDS = ("constant_feature", "line_search_scores", "cpi_advantage", "cpi_epsilon",
-                 "line_search")
+                 "line_search", "operator", "representation", "samples_per_pair")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
 
 

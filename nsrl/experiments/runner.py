@@ -59,7 +59,9 @@ def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, flo
     with threadpool_limits(limits=1, user_api="blas"):
         for name in sweep.schemes:
             rngs = sweep.run_rngs(shard, name)
-            if has_engine(sweep.scheme(name)):
+            if sweep.sampled:
+                out = _sampled_runs(mdp, sweep, sweep.budget(shard), name, rngs)
+            elif has_engine(sweep.scheme(name)):
                 out = simulate(mdp, sweep.scheme(name), rngs, K, **sweep.operator_options())
             else:
                 out = _reference_runs(mdp, sweep, name, rngs)
@@ -77,6 +79,11 @@ def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, flo
         "memory": np.concatenate([o["memory"].ravel() for _, o in parts]).astype(np.int32),
         "step": np.concatenate([o["step"].ravel() for _, o in parts]),
     }
+    if sweep.sampled:
+        columns["operator"] = np.full(n, sweep.operator, dtype=object)
+        columns["representation"] = np.full(n, sweep.representation, dtype=object)
+        columns["samples"] = np.concatenate([o["samples"].ravel() for _, o in parts])
+        columns["error"] = np.concatenate([o["error"].ravel() for _, o in parts])
     return shard, columns, time.process_time() - cpu
 
 
@@ -87,6 +94,23 @@ def _reference_runs(mdp, sweep: Sweep, name: str, rngs) -> dict[str, np.ndarray]
     return {"loss": np.stack([h.losses for h in runs]),
             "memory": np.stack([h.memory for h in runs]),
             "step": np.stack([h.steps for h in runs])}
+
+
+def _sampled_runs(mdp, sweep: Sweep, budget: int, name: str, rngs) -> dict[str, np.ndarray]:
+    """Runs with a sample-based operator on the Garnet's native vector env.
+
+    The env's batched generative model draws the samples (never per-step Gymnasium calls);
+    each run has a fresh operator (its transition store is the run's own); the greedy error
+    of every call is measured with the model (``History.errors``).
+    """
+    from nsrl.experiments.compare import sample_operator
+
+    runs = [run(sweep.scheme(name), sample_operator(sweep.operator, mdp, budget,
+                                                    features=sweep.representation),
+                sweep.n_iterations, rng=rng, measure_errors=True) for rng in rngs]
+    return {key: np.stack([getattr(h, attr) for h in runs]) for key, attr in (
+        ("loss", "losses"), ("memory", "memory"), ("step", "steps"), ("samples", "samples"),
+        ("error", "errors"))}
 
 
 def without_engine(sweep: Sweep) -> list[str]:
@@ -107,8 +131,9 @@ def shard_nbytes(sweep: Sweep, shard: Shard) -> int:
     """Estimated peak memory (bytes) of :func:`compute_shard` on ``shard``."""
     S, A, R, K = shard.n_states, shard.n_actions, sweep.n_runs, sweep.n_iterations
     p = sweep.n_features or max(1, S // 10)
+    sampled = (160 * sweep.budget(shard) + 16 * S * A * S) if sweep.sampled else 0  # one run's
     return (garnet_nbytes(S, A, p) + _RUN_DENSE_BYTES * R * S * S + 16 * R * K * S
-            + _ROW_BYTES * R * K * len(sweep.schemes) + _WORKER_BYTES)
+            + _ROW_BYTES * R * K * len(sweep.schemes) + _WORKER_BYTES + sampled)
 
 
 def check_run(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
@@ -208,7 +233,7 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     """
     check_run(sweep, out, jobs=jobs, backend=backend, scheduler=scheduler, resume=resume,
               limit=limit)
-    slow = without_engine(sweep)
+    slow = [] if sweep.sampled else without_engine(sweep)
     if slow:
         warnings.warn(f"no batched engine for {', '.join(slow)}: its runs use the reference "
                       f"nsrl.run (exact, slower)", stacklevel=2)

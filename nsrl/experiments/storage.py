@@ -34,7 +34,15 @@ from nsrl.experiments.presets import Shard, Sweep
 
 COLUMNS = ("n_states", "n_actions", "branching", "mdp", "run", "scheme", "iteration", "loss",
            "memory", "step")
+# A sweep with a sample-based operator also records which operator and features, the
+# transitions drawn so far and the greedy error rho (T v - T_{pi'} v) of each call.
+SAMPLED_COLUMNS = ("operator", "representation", "samples", "error")
 _META = b"nsrl.shard"
+
+
+def columns_of(sweep: Sweep) -> tuple[str, ...]:
+    """The columns of ``sweep``'s shards."""
+    return COLUMNS + (SAMPLED_COLUMNS if sweep.sampled else ())
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -47,10 +55,11 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def checksum(columns: dict) -> str:
-    """sha256 of the value columns (loss, memory, step) and the row keys."""
+    """sha256 of the value columns (loss, memory, step; samples, error) and the row keys."""
     h = hashlib.sha256()
-    for key in ("run", "iteration", "loss", "memory", "step"):
-        h.update(np.ascontiguousarray(columns[key]).tobytes())
+    for key in ("run", "iteration", "loss", "memory", "step", "samples", "error"):
+        if key in columns:  # the last two: sample-based sweeps only
+            h.update(np.ascontiguousarray(columns[key]).tobytes())
     h.update("\0".join(map(str, columns["scheme"])).encode())
     return h.hexdigest()
 
@@ -117,7 +126,7 @@ def read_shard(path, sweep: Sweep) -> tuple[pa.Table | None, str | None]:
         return None, "not a shard of this sweep"
     try:
         table = pq.read_table(path)
-        columns = {k: table.column(k).to_numpy() for k in COLUMNS}
+        columns = {k: table.column(k).to_numpy() for k in columns_of(sweep)}
     except Exception as exc:  # noqa: BLE001 - any unreadable file is a partial/corrupt shard
         return None, f"unreadable ({type(exc).__name__})"
     try:
@@ -195,7 +204,7 @@ class Store:
         """Store a computed shard atomically."""
         meta = {"shard": shard.name, "fingerprint": self.sweep.fingerprint(),
                 "checksum": checksum(columns)}
-        table = pa.table({k: columns[k] for k in COLUMNS})
+        table = pa.table({k: columns[k] for k in columns_of(self.sweep)})
         table = table.replace_schema_metadata({_META: json.dumps(meta)})
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="zstd")

@@ -76,6 +76,17 @@ class IndexSystem:
             self.b[blk] = self.table.T @ counts.rewards[rows]
             self._left.append(np.asarray((self.next[rows].T @ self.table).T))
 
+    def average(self, pi, theta) -> np.ndarray:
+        """sum_a' pi(a' | x') theta[(x', a')] for every x' (one-hot: theta's value under pi)."""
+        n = self.counts.n_index
+        return (self.probs(pi) * theta.reshape(self.counts.n_actions, n).T).sum(axis=1)
+
+    def cross_mv(self, pi, theta) -> np.ndarray:
+        """X_pi theta, without forming X_pi for one-hot features: N(x, a, .) @ (pi theta)."""
+        if self.one_hot:
+            return self.next @ self.average(pi, theta)
+        return self.cross(pi) @ theta
+
     def cross(self, pi):
         """X_pi (sparse for one-hot features, dense otherwise)."""
         probs, A = self.probs(pi), self.counts.n_actions
@@ -150,6 +161,10 @@ class DenseSystem:
         self.gram, self.b = sums.gram, sums.b
         self.scale = sums.norms / sums.weight if sums.weight > 0 else 1.0
 
+    def cross_mv(self, pi, theta) -> np.ndarray:
+        """X_pi theta."""
+        return self.cross(pi) @ theta
+
     def cross(self, pi) -> np.ndarray:
         """X_pi, grouping transitions by (a, a') so a deterministic pi costs O(n p^2)."""
         probs, p = self.probs(pi) * self.live[:, None], self.p
@@ -191,8 +206,38 @@ def _eye(system, size: int):
     return sp.identity(size, format="csr") if sp.issparse(system.gram) else np.eye(size)
 
 
+def solve_tabular_loop(system, policies, gamma: float, lam: float) -> np.ndarray:
+    """:func:`solve_loop` for one-hot features, on the n-dimensional values u_j = pi_j theta_{j+1}.
+
+    With F = diag(f) (f = N(x, a) + lambda), block j reads theta_j = f^-1 (b + gamma N u_j),
+    so u_{j-1} = pi_{j-1} f^-1 b + L_{j-1} u_j with L = gamma pi f^-1 N (n x n): the loop's
+    affine maps compose into u_0 = c + M u_0 (as the exact backend evaluates a loop), one
+    n x n solve instead of an (m n A)-dimensional sparse one.
+    """
+    f = system.gram.diagonal() + lam
+    if np.any(f <= 0):
+        raise ValueError("the LSTD-Q system is singular (state-action pairs without data): "
+                         "use ridge > 0.")
+    n = system.counts.n_index
+    fb = system.b / f
+    c, M = np.zeros(n), np.eye(n)
+    for pi in reversed(policies):  # u_{m-1} = pi_{m-1} theta_0, ..., u_0 = pi_0 theta_1
+        probs = system.probs(pi)
+
+        def step(y, probs=probs):  # pi f^-1 (.) applied to the pairs' values y (n A, ...)
+            y = y.reshape(system.counts.n_actions, n, *y.shape[1:])
+            return np.einsum("xa,ax...->x...", probs, y)
+
+        c = step(fb) + gamma * step((system.next @ c) / f)
+        M = gamma * step((system.next @ M) / f[:, None])
+    u0 = np.linalg.solve(np.eye(n) - M, c)
+    return fb + gamma * (system.next @ u0) / f
+
+
 def solve_loop(system, policies, gamma: float, lam: float) -> np.ndarray:
     """theta_0 for the loop p_0 ... p_{m-1} (m = 1: a stationary or mixture target)."""
+    if getattr(system, "one_hot", False):
+        return solve_tabular_loop(system, policies, gamma, lam)
     m, d, G = len(policies), system.d, system.gram
     cross = [system.cross(pi) for pi in policies]
     if m == 1:
@@ -238,9 +283,9 @@ def solve_finite(system, policies, gamma: float, lam: float, uniform,
             return cho_solve(factor, y)
     theta = regress(system.b)
     if state_reward:  # v_empty(x') = r(x'): W_{k+1} = r, averaged over actions
-        theta = regress(system.b + gamma * (system.cross(uniform) @ theta))
+        theta = regress(system.b + gamma * system.cross_mv(uniform, theta))
     for pi in reversed(policies):
-        theta = regress(system.b + gamma * (system.cross(pi) @ theta))
+        theta = regress(system.b + gamma * system.cross_mv(pi, theta))
     return theta
 
 
