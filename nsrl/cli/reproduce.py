@@ -1,6 +1,6 @@
 """``nsrl reproduce`` and ``nsrl plot`` .
 
-nsrl reproduce [--preset quick|paper|sensitivity|FILE.toml] --out DIR [--jobs N]
+nsrl reproduce [--preset quick|paper|sensitivity|sampled|FILE.toml] --out DIR [--jobs N]
 [--backend loky|dask|sequential] [--scheduler ADDRESS] [--resume]
 [--limit N] [--no-plot]
 nsrl plot DIR
@@ -20,7 +20,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("reproduce", help="run a sweep of the paper's experiments (resumable)")
     p.add_argument("--preset", default="quick",
                    help="quick (default, < 2 min), paper (the full protocol), sensitivity (one "
-                   "reduced sweep per reading of what the paper leaves unsaid) or a TOML file")
+                   "reduced sweep per reading of what the paper leaves unsaid), sampled "
+                   "(section 5 with sample-based greedy steps) or a TOML file")
     p.add_argument("--out", required=True, help="output folder (table, figures, summary)")
     p.add_argument("--jobs", type=integer(1), default=1, help="local worker processes (default 1)")
     p.add_argument("--backend", default="loky", choices=("loky", "dask", "sequential"),
@@ -43,8 +44,10 @@ def _cmd_reproduce(args) -> int:
 
     options = dict(jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
                    resume=args.resume, limit=args.limit)
-    if args.preset == "sensitivity":
-        return _sensitivity(args, options)
+    from nsrl.experiments.families import FAMILIES
+
+    if args.preset in FAMILIES:
+        return _family(FAMILIES[args.preset], args, options)
     with user_input():  # every check before anything is written (manifest included)
         sweep = load_sweep(args.preset)
         check_run(sweep, args.out, **options)
@@ -62,37 +65,44 @@ def _cmd_reproduce(args) -> int:
     return 0
 
 
-def _sensitivity(args, options) -> int:
-    """Every reading of nsrl.experiments.sensitivity, then the combined table."""
+def _family(family, args, options) -> int:
+    """Every variant of a family (nsrl.experiments.families), then the combined table."""
+    from nsrl.experiments.families import write_summary
     from nsrl.experiments.runner import check_run, run_sweep
-    from nsrl.experiments.sensitivity import sweeps, write_summary
 
-    family = sweeps()
+    sweeps = family.sweeps()
     with user_input():
-        for name, sweep in family.items():
+        for name, sweep in sweeps.items():
             check_run(sweep, Path(args.out) / name, **options)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    total = sum(s.scheme_iterations for s in family.values())
-    print(f"nsrl reproduce: sensitivity study, {len(family)} readings, {total:,} "
+    total = sum(s.scheme_iterations for s in sweeps.values())
+    print(f"nsrl reproduce: {family.name}, {len(sweeps)} variants, {total:,} "
           f"scheme-iterations -> {args.out}", file=sys.stderr)
-    for name, sweep in family.items():
+    done = True
+    for name, sweep in sweeps.items():
         result = run_sweep(sweep, Path(args.out) / name, progress=True, **options)
         print(f"{name}: computed {result['computed']} shards in {result['wall_time']:.1f} s; "
               f"{result['done']}/{result['total']} done", file=sys.stderr)
+        done &= result["done"] == result["total"]
         if not args.no_plot and result["done"] == result["total"]:
             _plot(Path(args.out) / name, quiet=True)
-    written = write_summary(args.out)
+    if not done:
+        print(f"rerun with --resume to finish; {family.name}.md is written once every variant "
+              f"is complete", file=sys.stderr)
+        return 0
+    written = write_summary(args.out, family)
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     print(written[1].read_text())
     return 0
 
 
 def _cmd_plot(args) -> int:
-    folder = Path(args.dir)
-    if not (folder / "manifest.json").exists() and (folder / "default" / "manifest.json").exists():
-        from nsrl.experiments.sensitivity import write_summary  # a sensitivity study
+    from nsrl.experiments.families import family_of, write_summary
 
-        written = write_summary(folder)
+    family = family_of(args.dir)
+    if family is not None:  # a folder written by --preset <family>
+        with user_input():
+            written = write_summary(args.dir, family)
         print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
         print(written[1].read_text())
         return 0

@@ -68,7 +68,7 @@ def plot_figure(stats, path, schemes, by: str | None = None, title: str = "") ->
         ax.set_xlabel("iteration k")
     for i, row in enumerate(grid):
         row[0].set_ylabel("loss" if by is None else f"{by} = {values[i]}\nloss")
-    axes[0, -1].legend(fontsize=6, loc="upper right")
+    axes[0, 0].legend(fontsize=6, loc="upper right")
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -78,3 +78,33 @@ def plot_figure(stats, path, schemes, by: str | None = None, title: str = "") ->
 def mdps_per_instance(pm) -> np.ndarray:
     """How many MDPs each instance has in the per-MDP table (coverage of a partial run)."""
     return pm.groupby(["n_states", "n_actions", "branching"])["mdp"].nunique().to_numpy()
+
+
+def plot_loss_vs_samples(curves, path, title: str = "") -> None:
+    """Mean loss against mean transitions drawn, one line per scheme (sample-based sweeps).
+
+    Args:
+        curves: columns ``scheme, samples, mean`` (one row per scheme and iteration), e.g.
+            the per-MDP table averaged over MDPs; or with a ``panel`` column, one panel each.
+        path: the PNG file to write.
+        title: the figure title.
+    """
+    panels = sorted(curves["panel"].unique()) if "panel" in curves.columns else [None]
+    fig, axes = plt.subplots(1, len(panels), sharey=True, figsize=(4.2 * len(panels), 3.4),
+                             squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        rows = curves if panel is None else curves[curves["panel"] == panel]
+        for scheme, s in rows.groupby("scheme", sort=True):
+            s = s.sort_values("samples")
+            ax.plot(s["samples"], s["mean"], lw=1.2, label=scheme)
+        ax.set_xscale("log")
+        ax.set_xlabel("transitions drawn (mean over runs)")
+        ax.grid(alpha=0.3, lw=0.5)
+        if panel is not None:
+            ax.set_title(str(panel), fontsize=10)
+    axes[0, 0].set_ylabel("loss  mu (v* - v_pi)")
+    axes[0, -1].legend(fontsize=7, loc="upper right")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from nsrl.experiments.observations import markdown_table, observations
-from nsrl.experiments.plots import plot_figure
+from nsrl.experiments.plots import plot_figure, plot_loss_vs_samples
 from nsrl.experiments.presets import Shard
 from nsrl.experiments.stats import INSTANCE, STATS, final_summary, paper_stats, per_mdp
 from nsrl.experiments.storage import open_results, read_shard
@@ -108,6 +108,11 @@ def write_report(out) -> tuple[list[Path], Coverage]:
         st.to_csv(out / f"stats_{col}.csv", index=False)
         plot_figure(st, out / f"exp_{col}.png", schemes, by=col, title=f"Conditioned on {label}")
         written += [out / f"stats_{col}.csv", out / f"exp_{col}.png"]
+    if "samples" in pm.columns:  # a sample-based sweep: loss against transitions
+        curves = pm.groupby(["scheme", "iteration"])[["samples", "mean"]].mean().reset_index()
+        plot_loss_vs_samples(curves, out / "loss_vs_samples.png",
+                             f"{sweep.operator}, {sweep.representation} features")
+        written.append(out / "loss_vs_samples.png")
     obs = observations(pm)
     obs.to_csv(out / "observations.csv", index=False)
     text = _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out, obs)
@@ -172,6 +177,21 @@ def _stopping(pm: pd.DataFrame) -> list[str]:
     return ["## Stopping rule (fraction of runs stopped by iteration k)", "", markdown(table), ""]
 
 
+def _sampled(sweep, pm: pd.DataFrame) -> list[str]:
+    """Transitions and greedy errors of a sample-based sweep, per scheme."""
+    if "samples" not in pm.columns:
+        return []
+    last = pm[pm["iteration"] == pm["iteration"].max()].groupby("scheme")
+    table = pd.DataFrame({"transitions": last["samples"].mean(),
+                          "greedy error (last call)": last["error"].mean(),
+                          "greedy error (mean over calls)": pm.groupby("scheme")["error"].mean()})
+    return [f"## Samples and greedy errors ({sweep.operator}, {sweep.representation} features, "
+            f"{sweep.samples_per_pair} x n_S x n_A transitions per call)", "",
+            "Greedy error: rho (T v - T_pi' v) of the policy a call returned, measured with the "
+            "model (rho = d_{pi,nu} for the CPI family, nu otherwise).", "",
+            markdown(table, ".4g"), ""]
+
+
 def _cpu(out: Path, sweep) -> tuple[float, int, float]:
     """Worker CPU seconds recorded in sessions.jsonl: (total, shards, projected sweep total).
 
@@ -194,6 +214,11 @@ def _cpu(out: Path, sweep) -> tuple[float, int, float]:
 
 def reading(sweep) -> str:
     """The sweep's reading of what the paper leaves unsaid, in one line."""
+    if sweep.sampled:
+        return (f"greedy steps by {sweep.operator} on {sweep.representation} features, "
+                f"{sweep.samples_per_pair} x n_S x n_A transitions per call; CPI's advantage "
+                f"from the {'model' if sweep.cpi_advantage == 'exact' else 'operator'}, "
+                f"CPI+ line search '{sweep.line_search}'")
     return (f"noise {sweep.noise:g} ({sweep.noise_model}), "
             f"{'a' if sweep.constant_feature else 'no'} constant feature, CPI's advantage from "
             f"the {'model' if sweep.cpi_advantage == 'exact' else 'operator'}, epsilon "
@@ -246,6 +271,7 @@ def _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out, obs)
         lines += [f"## Final loss conditioned on {label}", "",
                   markdown(pd.concat([table, spread], axis=1)), ""]
     lines += _stopping(pm)
+    lines += _sampled(sweep, pm)
     lines += ["## Section 5's observations", "",
               f"{int((obs['holds'] == True).sum())} of {len(obs)} hold "  # noqa: E712
               "(criteria: nsrl/experiments/observations.py, docs/fidelity.md).", "",

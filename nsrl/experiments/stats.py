@@ -33,8 +33,10 @@ def per_mdp(df: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         One row per instance, mdp, scheme and iteration with columns ``mean``, ``std``,
-        ``runs``, ``memory`` (mean memory of the output) and ``stopped`` (fraction of runs
-        whose stopping rule has fired, CPI and CPI+), the last two if the table has them.
+        ``runs``, ``memory`` (mean memory of the output), ``stopped`` (fraction of runs
+        whose stopping rule has fired, CPI and CPI+), and for a sample-based sweep
+        ``samples`` (mean transitions drawn so far) and ``error`` (mean greedy error of the
+        calls made), when the table has them.
 
     Examples:
         >>> df = pd.DataFrame({"n_states": 5, "n_actions": 2, "branching": 1, "mdp": 0,
@@ -63,6 +65,12 @@ def per_mdp(df: pd.DataFrame) -> pd.DataFrame:
         out["memory"] = np.bincount(inverse, df["memory"].to_numpy(dtype=np.float64)) / runs
     if "step" in df.columns:  # CPI and CPI+ record a 0 step once their stopping rule fired
         out["stopped"] = np.bincount(inverse, (df["step"] == 0).to_numpy(np.float64)) / runs
+    if "samples" in df.columns:  # sample-based sweeps: transitions drawn so far, greedy error
+        out["samples"] = np.bincount(inverse, df["samples"].to_numpy(np.float64)) / runs
+        error = df["error"].to_numpy(np.float64)
+        called = np.bincount(inverse, ~np.isnan(error))  # NaN: no call (CPI has stopped)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["error"] = np.bincount(inverse, np.nan_to_num(error)) / called
     return out
 
 

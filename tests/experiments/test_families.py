@@ -1,0 +1,68 @@
+"""Families of sweeps (sensitivity, sampled): one resumable sweep per variant, one table."""
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from nsrl.cli import main
+from nsrl.experiments import families
+from nsrl.experiments.families import Family
+from nsrl.experiments.presets import Sweep
+from nsrl.experiments.report import load_per_mdp
+
+TINY = Sweep(name="sens", n_states=(20,), n_actions=(2,), branching=(1, 2), n_mdps=2, n_runs=2,
+             n_iterations=6, schemes=("api", "cpi+", "psdp"))
+READINGS = {"default": {}, "exact-advantage": {"cpi_advantage": "exact"},
+            "no-noise": {"noise": 0.0}}
+
+
+@pytest.mark.parametrize("family", list(families.FAMILIES.values()), ids=lambda f: f.name)
+def test_each_variant_differs_from_the_base_in_its_fields_only(family):
+    base = family.base
+    for name, sweep in family.sweeps().items():
+        diff = {f.name for f in dataclasses.fields(Sweep)
+                if getattr(sweep, f.name) != getattr(base, f.name)} - {"name"}
+        change = family.variants[name]
+        assert diff == {k for k, v in change.items() if getattr(base, k) != v}, name
+
+
+def test_the_study_runs_every_reading_and_tabulates_them(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(families.FAMILIES, "sensitivity", Family("sensitivity", TINY, READINGS))
+    out = tmp_path / "sens"
+    code = main(["reproduce", "--preset", "sensitivity", "--out", str(out), "--backend",
+                 "sequential", "--no-plot"])
+    assert code == 0
+    table = pd.read_csv(out / "sensitivity.csv", index_col="variant")
+    assert list(table.index) == list(READINGS)
+    assert {"held", "O1", "O5", "C", "mean API", "mean PSDP"} <= set(table.columns)
+    assert "## Which observations hold in each variant" in capsys.readouterr().out
+    # each reading is an ordinary results folder, with the reading's options in its manifest
+    sweep, pm, coverage = load_per_mdp(out / "exact-advantage")
+    assert sweep.cpi_advantage == "exact" and coverage.intact == coverage.total == 4
+    # the readings do change the results they should change
+    cpi = {r: table.loc[r, "mean CPI+"] for r in READINGS}
+    assert cpi["exact-advantage"] != cpi["default"] and cpi["no-noise"] != cpi["default"]
+    assert table.loc["exact-advantage", "mean API"] == table.loc["default", "mean API"]
+    # nsrl plot on the study's folder rewrites the combined table
+    (out / "sensitivity.md").unlink()
+    assert main(["plot", str(out)]) == 0 and (out / "sensitivity.md").exists()
+
+
+def test_the_sampled_family_compares_operators_on_one_protocol(tmp_path, monkeypatch, capsys):
+    """Sample-based variants record transitions and greedy errors; the table and the figure
+    put them beside the projected operator's."""
+    variants = {"projected": {}, "lstdq-onehot": {"operator": "lstdq",
+                                                  "representation": "onehot"}}
+    base = dataclasses.replace(TINY, name="sampled", samples_per_pair=20)
+    monkeypatch.setitem(families.FAMILIES, "sampled", Family("sampled", base, variants))
+    out = tmp_path / "sampled"
+    assert main(["reproduce", "--preset", "sampled", "--out", str(out), "--backend",
+                 "sequential"]) == 0
+    table = pd.read_csv(out / "sampled.csv", index_col="variant")
+    assert list(table.index) == ["projected", "lstdq-onehot"]
+    assert table.loc["lstdq-onehot", "transitions API"] == 6 * 20 * 20 * 2
+    assert table.loc["lstdq-onehot", "error PSDP"] >= 0
+    assert (out / "sampled_loss_vs_samples.png").stat().st_size > 1000
+    assert (out / "lstdq-onehot" / "loss_vs_samples.png").exists()
+    assert "Samples and greedy errors" in (out / "lstdq-onehot" / "summary.md").read_text()
