@@ -26,7 +26,8 @@ data grow (the ridge of the normalised system, ``E[...] + ridge I``, does not).
 
 * stationary or mixture pi: ``(G - gamma X_pi + lambda I) theta = b``;
 * periodic loop p_0 ... p_{m-1} (phase-augmented): ``F theta_j - gamma X_{p_j}
-  theta_{j+1 mod m} = b``, one (m d)-dimensional system;
+  theta_{j+1 mod m} = b``, one (m d)-dimensional system, solved by composing the blocks'
+  maps around the loop (d- or n-dimensional solves: :func:`solve_loop`);
 * finite sequence p_0 ... p_{k-1}: backwards, ``theta_k = F^{-1} b`` (state rewards:
   ``F^{-1} (b + gamma X_unif F^{-1} b)``, the terminal value r averaged over actions), then
   ``theta_j = F^{-1} (b + gamma X_{p_j} theta_{j+1})``.
@@ -248,14 +249,23 @@ def solve_loop(system, policies, gamma: float, lam: float) -> np.ndarray:
         for j in range(m):
             grid[j][j] = F
             grid[j][(j + 1) % m] = -gamma * cross[j]
-        matrix = sp.bmat(grid, format="csc")
-    else:
-        matrix = np.zeros((m * d, m * d))
-        for j in range(m):
-            k = (j + 1) % m
-            matrix[j * d:(j + 1) * d, j * d:(j + 1) * d] = F
-            matrix[j * d:(j + 1) * d, k * d:(k + 1) * d] -= gamma * cross[j]
-    return _solve(matrix, np.tile(system.b, m))[:d]
+        return _solve(sp.bmat(grid, format="csc"), np.tile(system.b, m))[:d]
+    # Dense: theta_j = F^-1 (b + gamma X_j theta_{j+1}) composed around the loop into
+    # theta_0 = c + K theta_0, m products and one d x d solve, O(m d^3), instead of the
+    # (m d)-dimensional block system, O(m^3 d^3).
+    from scipy.linalg import cho_factor, cho_solve
+
+    try:
+        factor = cho_factor(F)
+    except np.linalg.LinAlgError:
+        raise ValueError("the LSTD-Q Gram matrix is singular (features without data?): "
+                         "use ridge > 0.") from None
+    fb = cho_solve(factor, system.b)
+    c, K = np.zeros(d), np.eye(d)
+    for X in reversed(cross):
+        step = gamma * cho_solve(factor, X)
+        c, K = fb + step @ c, step @ K
+    return _solve(np.eye(d) - K, c)
 
 
 def solve_finite(system, policies, gamma: float, lam: float, uniform,
