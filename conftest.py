@@ -7,3 +7,10 @@ import importlib.util
 collect_ignore_glob = []
 if importlib.util.find_spec("stable_baselines3") is None:
     collect_ignore_glob.append("nsrl/sb3/*")
+
+# One BLAS thread per test process: the tests' matrices are small, and pytest-xdist already
+# runs one process per core; threaded BLAS would only contend with it (a 150 x 150 solve
+# measured 100x slower with two processes of two threads each on two cores).
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+threadpool_limits(limits=1)
