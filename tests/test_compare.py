@@ -18,7 +18,7 @@ def test_run_json_reports_cumulative_samples(capsys):
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["operator"] == "rollout-csc" and len(out["samples"]) == 3
-    # Geometric horizon: each call uses about 800 transitions (expected 1/(1-gamma) each).
+    # H = 30 rollouts in the first call, m = 1 then the critic: about 800 per call.
     assert np.all(np.diff([0] + out["samples"]) > 0)
     assert 3 * 800 / 3 < out["samples"][-1] < 3 * 800 * 3
 
@@ -121,3 +121,88 @@ def test_sb3_learners_are_loaded_from_their_module(monkeypatch, tmp_path):
     assert code == 0
     df = pd.read_csv(tmp_path / "compare.csv")
     assert df[df.learner == "fake"].samples.tolist() == [50, 100, 50, 100]
+
+
+def _run_json(argv, capsys):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(("options", "kwargs"), [
+    (["--horizon", "geometric", "--critic", "none"], {"horizon": "geometric", "critic": None}),
+    (["--horizon", "7", "--rollout-m", "3", "--critic", "regression"],
+     {"horizon": 7, "m": 3, "critic": "regression"}),
+    (["--rollout-m", "2", "--critic", "lstd"], {"m": 2, "critic": "lstd"}),
+])
+def test_run_rollout_options_are_the_operator_arguments(options, kwargs, capsys):
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+
+    from nsrl.envs import FiniteMDPVectorEnv
+    from nsrl.greedy import RolloutCSC
+
+    out = _run_json(["run", "--scheme", "api", "--garnet", "12,2,2", "--operator",
+                     "rollout-csc", "--samples", "1200", "--iterations", "4", "--seed", "3",
+                     "--json", *options], capsys)
+    mdp = nsrl.garnet(12, 2, 2, seed=0)
+    if kwargs.get("critic") == "regression":
+        kwargs = {**kwargs, "critic": LinearRegression()}
+    op = RolloutCSC(FiniteMDPVectorEnv(mdp, num_envs=1), LogisticRegression(max_iter=1000),
+                    budget=1200, **kwargs)
+    h = nsrl.run(nsrl.API(), op, 4, rng=np.random.default_rng(3))
+    assert out["samples"] == h.samples.tolist()  # same seed, same draws
+    np.testing.assert_array_equal(out["losses"], h.losses)
+
+
+def test_geometric_horizon_without_critic_draws_about_the_budget(capsys):
+    out = _run_json(["run", "--scheme", "api", "--garnet", "12,2,2", "--operator",
+                     "rollout-reg", "--samples", "4000", "--iterations", "3", "--horizon",
+                     "geometric", "--critic", "none", "--json"], capsys)
+    per_call = np.diff([0] + out["samples"])
+    # 20 states x 2 actions x geometric lengths of mean 100: 4000 in expectation, not exactly
+    assert len(set(per_call.tolist())) > 1 and np.all(abs(per_call - 4000) < 2000)
+
+
+def test_compare_takes_the_rollout_options(tmp_path):
+    code = main(["compare", "--garnet", "10,2,2", "--schemes", "api", "--operators",
+                 "rollout-reg,lstdq", "--representation", "onehot", "--horizon", "5",
+                 "--critic", "none", "--budget", "3000", "--seeds", "1", "--iterations", "3",
+                 "--out", str(tmp_path)])
+    assert code == 0
+    df = pd.read_csv(tmp_path / "compare.csv")
+    # No critic: every call runs 100 states x 2 actions x 5 transitions, exactly.
+    assert df[df.learner == "api/rollout-reg"].samples.tolist() == [1000, 2000, 3000]
+    assert df[df.learner == "api/lstdq"].samples.tolist() == [1000, 2000, 3000]  # unaffected
+
+
+@pytest.mark.parametrize(("options", "option"), [
+    (["--horizon", "0"], "--horizon"),
+    (["--horizon", "geom"], "--horizon"),
+    (["--horizon", "2.5"], "--horizon"),
+    (["--rollout-m", "0"], "--rollout-m"),
+    (["--rollout-m", "two"], "--rollout-m"),
+    (["--critic", "ridge"], "--critic"),
+    (["--rollout-m", "3", "--critic", "none"], "--rollout-m"),
+    (["--operators", "lstdq,exact", "--critic", "lstd"], "--critic"),
+    (["--operators", "lstdq", "--horizon", "geometric", "--rollout-m", "2"], "--horizon"),
+])
+def test_compare_bad_rollout_options_exit_2(options, option, tmp_path, capsys):
+    argv = ["compare", "--garnet", "8,2,2", "--schemes", "api", "--budget", "1000",
+            "--out", str(tmp_path / "out"), *options]
+    if "--operators" not in options:
+        argv += ["--operators", "rollout-csc"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert option in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()  # refused before any work
+
+
+def test_critic_names_map_to_operator_arguments():
+    from sklearn.linear_model import LinearRegression
+
+    mdp = nsrl.garnet(8, 2, 2, seed=0)
+    op = compare.sample_operator("rollout-csc", mdp, 1000, critic="none", horizon="geometric")
+    assert op.critic is None and op.horizon is None  # None: the geometric horizon
+    op = compare.sample_operator("rollout-reg", mdp, 1000, critic="regression", m=4)
+    assert isinstance(op.critic.regressor, LinearRegression) and op.m == 4
+    with pytest.raises(ValueError, match="unknown critic 'magic'"):
+        compare.sample_operator("rollout-csc", mdp, 1000, critic="magic")

@@ -2,6 +2,8 @@
 
     nsrl compare --garnet 50,4,2 --schemes api,cpi(0.1),nspi(5)
                  --operators rollout-csc,lstdq,exact --budget 200000 --seeds 3 --out DIR
+                 [--representation onehot] [--horizon H|geometric] [--rollout-m M]
+                 [--critic auto|lstd|regression|none]
 
 See :mod:`nsrl.experiments.compare` for the learners, the table and the figure.
 """
@@ -18,6 +20,7 @@ from nsrl.cli.common import (
     load_problem,
     user_input,
 )
+from nsrl.cli.core import add_rollout_arguments, rollout_options
 
 
 def _split(text: str) -> list[str]:
@@ -46,6 +49,7 @@ def _cmd_compare(args) -> int:
     from nsrl.experiments.storage import check_folder
 
     schemes, operators = _names("--schemes", args.schemes), _names("--operators", args.operators)
+    rollout = rollout_options(args, operators)
     with user_input():
         out = check_folder(args.out)
         mdp = load_problem(args)
@@ -53,8 +57,7 @@ def _cmd_compare(args) -> int:
         for scheme in schemes:
             for op in operators:
                 learners[f"{scheme}/{op}"] = scheme_learner(
-                    scheme, op, args.iterations, horizon=args.horizon,
-                    features=args.representation)
+                    scheme, op, args.iterations, features=args.representation, **rollout)
         if args.sb3:
             learners.update(load_sb3(_split(args.sb3)))
         per_call = max(1, args.budget // args.iterations)  # as scheme_learner draws them
@@ -88,8 +91,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--budget", type=integer(1), default=100_000, help="transitions per run")
     p.add_argument("--iterations", type=integer(1), default=20,
                    help="scheme iterations per run (20)")
-    p.add_argument("--horizon", type=integer(1), default=None,
-                   help="rollout horizon H before the critic has data (default: the operator's)")
+    add_rollout_arguments(p)
     p.add_argument("--representation", choices=["phi", "onehot"], default=None,
                    help="state features of the sample-based operators (default: Phi)")
     p.add_argument("--seeds", type=integer(1), default=3, help="runs per learner (3)")

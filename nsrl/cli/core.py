@@ -2,11 +2,13 @@
 
 nsrl garnet --states S --actions A --branching B [--features P] [--gamma G] --seed N --out F
 nsrl run --scheme NAME (--garnet S,A,B [--mdp-seed N] | --mdp F) [--iterations K]
-[--noise IOTA] [--operator NAME] [--samples N] [--seed N] [--json]
+[--noise IOTA] [--operator NAME] [--samples N] [--horizon H|geometric] [--rollout-m M]
+[--critic auto|lstd|regression|none] [--seed N] [--json]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -56,6 +58,65 @@ def make_operator(args, mdp):
     return factory(args, mdp)
 
 
+ROLLOUT_OPERATORS = ("rollout-csc", "rollout-reg")
+CRITICS = ("auto", "lstd", "regression", "none")  # as nsrl.experiments.compare.CRITICS
+
+
+def horizon(text: str):
+    """An argparse ``type``: "geometric" or an int >= 1 (the rollout horizon H)."""
+    if text.strip().lower() == "geometric":
+        return "geometric"
+    try:
+        return integer(1)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"should be an int >= 1 or 'geometric', got "
+                                         f"{text!r}") from None
+
+
+def critic(text: str) -> str:
+    """An argparse ``type``: one of :data:`CRITICS`."""
+    if text.strip().lower() not in CRITICS:
+        raise argparse.ArgumentTypeError(f"should be one of {', '.join(CRITICS)}, got {text!r}")
+    return text.strip().lower()
+
+
+def add_rollout_arguments(p) -> None:
+    """--horizon, --rollout-m, --critic: the rollout operators' settings (default: theirs)."""
+    p.add_argument("--horizon", type=horizon, default=None, metavar="H|geometric",
+                   help="rollout horizon H when no critic value ends the rollouts (the first "
+                   "call, --critic none): an int, or 'geometric' (unbiased, noisy at gamma "
+                   "near 1); default: the operator's (30)")
+    p.add_argument("--rollout-m", type=integer(1), default=None, metavar="M",
+                   help="rollout length m before the critic's bootstrap gamma^m V(s_m) "
+                   "(CBMPI); default: the operator's (1)")
+    p.add_argument("--critic", type=critic, default="auto",
+                   help="what ends the m-step rollouts: lstd (LSTD(0) on the previous call's "
+                   "transitions), regression (LinearRegression on its Q estimates), none (plain "
+                   "H-step rollouts); default auto (lstd)")
+
+
+def rollout_options(args, operators) -> dict:
+    """The rollout settings given on the command line, checked against ``operators``.
+
+    Raises:
+        UsageError: a rollout setting without a rollout operator, or --rollout-m with
+            --critic none (without a critic nothing ends the rollouts at m).
+    """
+    given = [opt for opt, value in (("--horizon", args.horizon), ("--rollout-m", args.rollout_m),
+                                    ("--critic", None if args.critic == "auto" else args.critic))
+             if value is not None]
+    if given and not any(op in ROLLOUT_OPERATORS for op in operators):
+        what = "is a setting" if len(given) == 1 else "are settings"
+        raise UsageError(f"{', '.join(given)} {what} of the rollout operators "
+                         f"({', '.join(ROLLOUT_OPERATORS)}), not of {', '.join(operators)}; "
+                         f"drop {'it' if len(given) == 1 else 'them'} or use a rollout "
+                         f"operator.")
+    if args.rollout_m is not None and args.critic == "none":
+        raise UsageError("--rollout-m needs a critic to end the rollouts at m; with --critic "
+                         "none they run --horizon H steps: drop --rollout-m or pick a critic.")
+    return {"horizon": args.horizon, "m": args.rollout_m, "critic": args.critic}
+
+
 def _sample_operator(name: str):
     """Factory of a sample-based operator, ``--samples`` transitions per call."""
 
@@ -64,7 +125,15 @@ def _sample_operator(name: str):
 
         check_sample_memory(name, mdp, args.samples, None, f"--samples {args.samples}",
                             "lower --samples")
-        return sample_operator(name, mdp, args.samples)
+        rollout = rollout_options(args, [name])
+        try:
+            return sample_operator(name, mdp, args.samples, **rollout)
+        except (ValueError, TypeError) as exc:  # name the options the operator refused
+            flags = [f"--samples {args.samples}"] + [
+                f"{opt} {rollout[key]}" for opt, key in (("--horizon", "horizon"),
+                                                         ("--rollout-m", "m"))
+                if rollout[key] is not None]
+            raise UsageError(f"--operator {name} with {' '.join(flags)}: {exc}") from None
 
     return factory
 
@@ -76,6 +145,7 @@ OPERATORS: dict = {name: _sample_operator(name) for name in ("rollout-csc", "rol
 def _cmd_run(args) -> int:
     from nsrl.schemes import make_scheme, run
 
+    rollout_options(args, [getattr(args, "operator", "projected")])  # before any work
     with user_input():
         scheme = make_scheme(args.scheme)
         mdp = load_problem(args)
@@ -123,6 +193,7 @@ def add_parser(sub) -> None:
                    "lstdq")
     p.add_argument("--samples", type=integer(1), default=10_000,
                    help="transitions per greedy call of a sample-based operator (10000)")
+    add_rollout_arguments(p)
     p.add_argument("--seed", type=integer(0), default=0, help="run seed (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_run)

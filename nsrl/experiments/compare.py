@@ -28,17 +28,47 @@ SAMPLE_OPERATORS = ("rollout-csc", "rollout-reg", "lstdq")
 MODEL_OPERATORS = ("exact", "projected")
 
 
-def sample_operator(name: str, mdp, samples: int, horizon=None, features=None):
+CRITICS = ("auto", "lstd", "regression", "none")  # the rollout operators' critic= by name
+
+
+def critic_argument(name: str):
+    """The rollout operators' ``critic=`` for a critic ``name`` (see :data:`CRITICS`).
+
+    "auto" is the operator's default (LSTD on a finite model), "lstd" LSTD(0) on the
+    previous call's first transitions, "regression" a ``LinearRegression()`` on the previous
+    call's Q estimates, "none" plain rollouts of the horizon H (no bootstrap).
+    """
+    if name not in CRITICS:
+        raise ValueError(f"unknown critic {name!r}; expected one of {', '.join(CRITICS)}.")
+    if name == "regression":
+        from sklearn.linear_model import LinearRegression
+
+        return LinearRegression()
+    return None if name == "none" else name
+
+
+def sample_operator(name: str, mdp, samples: int, horizon=None, features=None, m=None,
+                    critic="auto"):
     """The sample-based operator ``name`` on the native vector env of ``mdp``.
 
     ``samples`` transitions per greedy call; estimators are linear in ``features`` (default:
     the MDP's Phi, like the paper's projection, one-hot without; or "onehot"):
     LogisticRegression for ``rollout-csc``, Ridge per action for ``rollout-reg``, LSTD-Q
-    for ``lstdq``. Every operator keeps its own defaults: LSTD-Q's consistent ridge and
-    sample reuse; the rollouts' m-step rollouts ended by a critic, CRN and stratified states
-    (``nsrl.greedy.rollout.DEFAULTS``), except for ``horizon`` H, the length of the
-    rollouts that have no critic value to end on (the first call), when given (an int, or
-    "geometric").
+    for ``lstdq``. Every operator keeps its own defaults (LSTD-Q's consistent ridge and
+    sample reuse; the rollouts' ``nsrl.greedy.rollout.DEFAULTS``: m = 1 rollouts ended by
+    the LSTD critic, H = 30, CRN, stratified states) except for what is given (None: the
+    default). The rollout options, which LSTD-Q does not have and ignores:
+
+    Args:
+        name: "rollout-csc", "rollout-reg" or "lstdq".
+        mdp: the finite model (the env is ``FiniteMDPVectorEnv(mdp)``).
+        samples: transitions per greedy call.
+        horizon: H, the length of the rollouts with no critic value to end on: an int, or
+            "geometric" (unbiased, high variance).
+        features: the state features ("onehot", or None for Phi).
+        m: the rollout length before the critic's bootstrap (an int >= 1).
+        critic: a name of :data:`CRITICS` ("auto": the default), or anything the rollout
+            operators' ``critic=`` takes (a regressor, a critic object).
     """
     from sklearn.linear_model import LogisticRegression, Ridge
 
@@ -46,7 +76,8 @@ def sample_operator(name: str, mdp, samples: int, horizon=None, features=None):
     from nsrl.greedy import LSTDQ, RolloutCSC, RolloutRegression
 
     env = FiniteMDPVectorEnv(mdp, num_envs=1)
-    rollout = {} if horizon is None else {"horizon": horizon}
+    rollout = {k: v for k, v in (("horizon", horizon), ("m", m)) if v is not None}
+    rollout["critic"] = critic_argument(critic) if isinstance(critic, str) else critic
     if name == "rollout-csc":
         return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=samples,
                           features=features, **rollout)
