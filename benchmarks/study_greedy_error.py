@@ -24,7 +24,7 @@ against log10(transitions) over 1e4 .. 1e6 (rate ~ n^slope; -0.5 is the Monte-Ca
 a mean, steeper slopes mean the error has started to vanish: argmax errors disappear once
 the estimates' noise is below every action gap).
 
-    python benchmarks/study_greedy_error.py            # about 4 minutes on one core
+    python benchmarks/study_greedy_error.py            # 2-3 minutes on one core
     python benchmarks/study_greedy_error.py --quick    # a smaller grid
 
 Writes benchmarks/results/study_greedy_error.{csv,txt} and docs/sampling_greedy_error.png.
