@@ -1,0 +1,97 @@
+"""The sampled family on a Dask cluster: measured on a LocalCluster, projected to N workers.
+
+Runs a slice of the ``sampled`` family (every variant, the n_S = 50 instances, the family's
+MDPs and runs) three ways in one sitting: sequentially in this process, on a LocalCluster
+of 1 worker and on a LocalCluster of 2 workers (one thread each), and checks that the three
+give identical losses. From the measured parallel efficiency and the per-shard CPU seconds
+of a complete run of the family (``--full DIR``, the folder of
+``nsrl reproduce --preset sampled --out DIR``) it projects the family's wall time on N
+workers as ``max(total CPU / (N x efficiency), longest shard)``.
+
+    python benchmarks/bench_sampled_dask.py --full results/sampled
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from nsrl.experiments.families import SAMPLED
+from nsrl.experiments.runner import run_sweep
+from nsrl.experiments.storage import open_results
+
+
+def run_slice(out: Path, backend: str, scheduler: str | None) -> float:
+    start = time.perf_counter()
+    for name, sweep in SAMPLED.sweeps().items():
+        small = dataclasses.replace(sweep, n_states=(50,))
+        run_sweep(small, out / name, jobs=1, backend=backend, scheduler=scheduler,
+                  progress=False)
+    return time.perf_counter() - start
+
+
+def losses(out: Path) -> np.ndarray:
+    parts = []
+    for name in SAMPLED.variants:
+        _, paths = open_results(out / name)
+        table = pd.concat(pq.read_table(p).to_pandas() for p in paths)
+        parts.append(table.sort_values(["n_states", "n_actions", "branching", "mdp", "scheme",
+                                        "run", "iteration"])["loss"])
+    return pd.concat(parts).to_numpy()
+
+
+def shard_cpu(folder: Path) -> list[float]:
+    cpu = []
+    for variant in SAMPLED.variants:
+        log = folder / variant / "sessions.jsonl"
+        for line in log.read_text().splitlines():
+            record = json.loads(line)
+            if record.get("event") == "shard":
+                cpu.append(record["cpu_seconds"])
+    return cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", type=Path, help="folder of a complete sampled-family run")
+    args = parser.parse_args()
+    from dask.distributed import Client, LocalCluster
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        wall = {"sequential": run_slice(tmp / "seq", "sequential", None)}
+        for workers in (1, 2):
+            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                              dashboard_address=None) as cluster, Client(cluster):
+                wall[f"dask x{workers}"] = run_slice(tmp / f"dask{workers}", "dask",
+                                                     cluster.scheduler_address)
+        reference = losses(tmp / "seq")
+        same = all(np.array_equal(reference, losses(tmp / f"dask{w}")) for w in (1, 2))
+    print("slice of the sampled family: every variant, n_S = 50 (9 instances x 2 MDPs)")
+    for name, seconds in wall.items():
+        print(f"  {name:<11} {seconds:7.1f} s")
+    efficiency = wall["dask x1"] / (2 * wall["dask x2"])
+    print(f"  speed-up of 2 workers over 1: {wall['dask x1'] / wall['dask x2']:.2f}x "
+          f"(efficiency {efficiency:.2f}); dask x1 against sequential: "
+          f"{wall['dask x1'] / wall['sequential']:.2f}x")
+    print(f"  identical losses on every backend and worker count: {same}")
+    if args.full is not None:
+        cpu = shard_cpu(args.full)
+        total, longest = sum(cpu), max(cpu)
+        print(f"full family ({args.full}): {len(cpu)} shards, {total:.0f} CPU s, longest "
+              f"shard {longest:.1f} s")
+        for n in (2, 4, 8, 16, 32, 64):
+            projected = max(total / (n * efficiency), longest)
+            print(f"  projected on {n:>2} workers: {projected / 60:6.1f} min")
+
+
+if __name__ == "__main__":
+    main()
