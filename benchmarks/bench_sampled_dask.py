@@ -1,12 +1,12 @@
 """The sampled family on a Dask cluster: measured on a LocalCluster, projected to N workers.
 
-Runs a slice of the ``sampled`` family (every variant, the n_S = 50 instances, the family's
-MDPs and runs) three ways in one sitting: sequentially in this process, on a LocalCluster
-of 1 worker and on a LocalCluster of 2 workers (one thread each), and checks that the three
-give identical losses. From the measured parallel efficiency and the per-shard CPU seconds
-of a complete run of the family (``--full DIR``, the folder of
-``nsrl reproduce --preset sampled --out DIR``) it projects the family's wall time on N
-workers as ``max(total CPU / (N x efficiency), longest shard)``.
+Runs a slice of the ``sampled`` family (every variant, the 9 instances of n_S = 50, the first
+MDP of each, the family's runs) on a LocalCluster of 1 worker and on one of 2 workers (one
+thread each), and checks that both give the losses of the complete run of the family
+(``--full DIR``, the folder of ``nsrl reproduce --preset sampled --out DIR``, computed with
+loky) bit for bit. From the measured parallel efficiency and the per-shard CPU seconds of
+the complete run it projects the family's wall time on N workers as
+``max(total CPU / (N x efficiency), longest shard)``.
 
     python benchmarks/bench_sampled_dask.py --full results/sampled
 """
@@ -29,19 +29,22 @@ from nsrl.experiments.runner import run_sweep
 from nsrl.experiments.storage import open_results
 
 
-def run_slice(out: Path, backend: str, scheduler: str | None) -> float:
+def run_slice(out: Path, backend: str, scheduler: str) -> float:
     start = time.perf_counter()
     for name, sweep in SAMPLED.sweeps().items():
-        small = dataclasses.replace(sweep, n_states=(50,))
+        small = dataclasses.replace(sweep, n_states=(50,), n_mdps=1)
         run_sweep(small, out / name, jobs=1, backend=backend, scheduler=scheduler,
                   progress=False)
     return time.perf_counter() - start
 
 
-def losses(out: Path) -> np.ndarray:
+def losses(out: Path, names: list[str] | None = None) -> np.ndarray:
+    """Every loss of the slice's shards in ``out`` (the slice's names from a larger folder)."""
     parts = []
-    for name in SAMPLED.variants:
-        _, paths = open_results(out / name)
+    for variant in SAMPLED.variants:
+        _, paths = open_results(out / variant)
+        if names is not None:
+            paths = [p for p in paths if p.stem in names]
         table = pd.concat(pq.read_table(p).to_pandas() for p in paths)
         parts.append(table.sort_values(["n_states", "n_actions", "branching", "mdp", "scheme",
                                         "run", "iteration"])["loss"])
@@ -67,22 +70,25 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        wall = {"sequential": run_slice(tmp / "seq", "sequential", None)}
+        wall = {}
         for workers in (1, 2):
             with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                               dashboard_address=None) as cluster, Client(cluster):
-                wall[f"dask x{workers}"] = run_slice(tmp / f"dask{workers}", "dask",
-                                                     cluster.scheduler_address)
-        reference = losses(tmp / "seq")
-        same = all(np.array_equal(reference, losses(tmp / f"dask{w}")) for w in (1, 2))
-    print("slice of the sampled family: every variant, n_S = 50 (9 instances x 2 MDPs)")
-    for name, seconds in wall.items():
-        print(f"  {name:<11} {seconds:7.1f} s")
-    efficiency = wall["dask x1"] / (2 * wall["dask x2"])
-    print(f"  speed-up of 2 workers over 1: {wall['dask x1'] / wall['dask x2']:.2f}x "
-          f"(efficiency {efficiency:.2f}); dask x1 against sequential: "
-          f"{wall['dask x1'] / wall['sequential']:.2f}x")
-    print(f"  identical losses on every backend and worker count: {same}")
+                wall[workers] = run_slice(tmp / f"dask{workers}", "dask",
+                                          cluster.scheduler_address)
+        names = [p.stem for p in (tmp / "dask1" / "projected" / "shards").glob("*.parquet")]
+        same = np.array_equal(losses(tmp / "dask1"), losses(tmp / "dask2"))
+        if args.full is not None:
+            same = same and np.array_equal(losses(tmp / "dask1"), losses(args.full, names))
+    print(f"slice of the sampled family: every variant, {len(names)} shards of n_S = 50 "
+          f"per variant")
+    for workers, seconds in wall.items():
+        print(f"  LocalCluster of {workers} worker(s): {seconds:7.1f} s")
+    efficiency = wall[1] / (2 * wall[2])
+    print(f"  speed-up of 2 workers over 1: {wall[1] / wall[2]:.2f}x (efficiency "
+          f"{efficiency:.2f})")
+    against = "1 and 2 workers" + (" and the loky run" if args.full is not None else "")
+    print(f"  identical losses ({against}): {same}")
     if args.full is not None:
         cpu = shard_cpu(args.full)
         total, longest = sum(cpu), max(cpu)

@@ -190,3 +190,30 @@ def test_merged_repeated_states_fit_as_the_repeated_rows(mdp):
     for a in range(4):
         np.testing.assert_allclose(grouped.regressors[a].predict(np.eye(6)),
                                    plain.regressors[a].predict(np.eye(6)), atol=1e-10)
+
+
+def test_one_hot_rows_reach_the_classifier_sparse_with_the_dense_fit(mdp):
+    """One-hot rows go to the classifier as CSR: same policy as the dense fit; a classifier
+    that refuses sparse input gets the dense rows, from the first refusal on."""
+    from scipy import sparse
+    from sklearn.naive_bayes import GaussianNB
+
+    x = np.eye(mdp.n_states)
+    q = np.random.default_rng(0).normal(size=(mdp.n_states, 4))
+    op = RolloutCSC(FiniteMDPVectorEnv(mdp), LogisticRegression(max_iter=1000),
+                    features="onehot", n_states=mdp.n_states)
+    assert sparse.issparse(op._sparse_design(x)) and not sparse.issparse(op._sparse_design(q))
+    fitted = op.fit(x, q)
+    dense = LogisticRegression(max_iter=1000)
+    w = np.clip(q[:, :, None] - q[:, None, :], 0.0, None).sum(axis=2)
+    rows, labels = np.nonzero(w > 0)
+    dense.fit(x[rows], labels, sample_weight=w[rows, labels] * len(rows) / w[rows, labels].sum())
+    np.testing.assert_allclose(fitted.classifier.coef_, dense.coef_, atol=1e-10)
+    np.testing.assert_array_equal(fitted.act(np.arange(mdp.n_states)),
+                                  dense.predict(x))
+
+    nb = RolloutCSC(FiniteMDPVectorEnv(mdp), GaussianNB(), features="onehot",
+                    n_states=mdp.n_states)
+    policy = nb.fit(x, q)
+    assert nb._sparse is False and not sparse.issparse(nb._sparse_design(x))
+    assert policy.act(np.arange(mdp.n_states)).shape == (mdp.n_states,)
