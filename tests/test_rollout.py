@@ -192,17 +192,23 @@ def test_merged_repeated_states_fit_as_the_repeated_rows(mdp):
                                    plain.regressors[a].predict(np.eye(6)), atol=1e-10)
 
 
-def test_one_hot_rows_reach_the_classifier_sparse_with_the_dense_fit(mdp):
+def test_one_hot_rows_reach_the_classifier_sparse_with_the_dense_fit(mdp, monkeypatch):
     """One-hot rows go to the classifier as CSR: same policy as the dense fit; a classifier
     that refuses sparse input gets the dense rows, from the first refusal on."""
     from scipy import sparse
     from sklearn.naive_bayes import GaussianNB
 
+    from nsrl.greedy import rollout
+
+    monkeypatch.setattr(rollout, "SPARSE_SIZE", 0)  # the rule for large matrices, on a small one
     x = np.eye(mdp.n_states)
     q = np.random.default_rng(0).normal(size=(mdp.n_states, 4))
     op = RolloutCSC(FiniteMDPVectorEnv(mdp), LogisticRegression(max_iter=1000),
                     features="onehot", n_states=mdp.n_states)
     assert sparse.issparse(op._sparse_design(x)) and not sparse.issparse(op._sparse_design(q))
+    monkeypatch.setattr(rollout, "SPARSE_SIZE", x.size + 1)
+    assert not sparse.issparse(op._sparse_design(x))  # small: dense
+    monkeypatch.setattr(rollout, "SPARSE_SIZE", 0)
     fitted = op.fit(x, q)
     dense = LogisticRegression(max_iter=1000)
     w = np.clip(q[:, :, None] - q[:, None, :], 0.0, None).sum(axis=2)
