@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
-from threadpoolctl import threadpool_limits
 
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
@@ -15,14 +14,6 @@ from nsrl.schemes.base import Step, greedy_error
 
 Z = 5.0  # standard errors: about 100 entries tested, a correct estimator fails w.p. < 1e-4
 
-
-
-@pytest.fixture(autouse=True)
-def _single_threaded_blas():
-    # The classifier fits are tiny: BLAS threads spinning on a shared machine make them
-    # several times slower (see benchmarks/bench_rollouts.py).
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 @pytest.fixture(scope="module")

@@ -6,21 +6,12 @@ import pytest
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.tree import DecisionTreeClassifier
 from test_sampling import CountingEnv
-from threadpoolctl import threadpool_limits
 
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import RolloutCSC, RolloutRegression
 from nsrl.policies import action_table, stationary_table
 from nsrl.schemes.api import fold_in
-
-
-@pytest.fixture(autouse=True)
-def _single_threaded_blas():
-    # The classifier fits are tiny: BLAS threads spinning on a shared machine make them
-    # several times slower (see benchmarks/bench_rollouts.py).
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 @pytest.fixture(scope="module")
