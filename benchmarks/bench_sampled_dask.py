@@ -22,11 +22,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from nsrl.experiments.families import SAMPLED
 from nsrl.experiments.runner import run_sweep
-from nsrl.experiments.storage import open_results
+from nsrl.experiments.storage import open_results, read_shard
 
 
 def run_slice(out: Path, backend: str, scheduler: str) -> float:
@@ -42,13 +41,21 @@ def losses(out: Path, names: list[str] | None = None) -> np.ndarray:
     """Every loss of the slice's shards in ``out`` (the slice's names from a larger folder)."""
     parts = []
     for variant in SAMPLED.variants:
-        _, paths = open_results(out / variant)
+        sweep, paths = open_results(out / variant)
         if names is not None:
             paths = [p for p in paths if p.stem in names]
-        table = pd.concat(pq.read_table(p).to_pandas() for p in paths)
+        table = pd.concat(_intact(p, sweep).to_pandas() for p in paths)
         parts.append(table.sort_values(["n_states", "n_actions", "branching", "mdp", "scheme",
                                         "run", "iteration"])["loss"])
     return pd.concat(parts).to_numpy()
+
+
+def _intact(path: Path, sweep):
+    """The shard at ``path``, verified against its sweep (checksum, key, rows)."""
+    table, why = read_shard(path, sweep)
+    if table is None:
+        raise SystemExit(f"{path}: {why}")
+    return table
 
 
 def shard_cpu(folder: Path) -> list[float]:
