@@ -76,9 +76,9 @@ def test_string_false_is_not_read_as_true(tmp_path):
 # --- sizes against memory ----------------------------------------------------------------
 
 def test_huge_garnet_is_refused_with_the_figures(little_memory, tmp_path, capsys):
-    err = usage_error(["garnet", "--states", 100_000, "--actions", 10, "--branching", 2,
+    err = usage_error(["garnet", "--states", 10**9, "--actions", 10, "--branching", 2,
                        "--seed", 0, "--out", tmp_path / "g.npz"], capsys)
-    assert "745 GiB" in err and "16 GiB available" in err and "fewer states" in err
+    assert "946 GiB" in err and "16 GiB available" in err and "fewer states" in err
     assert not list(tmp_path.iterdir())
 
 
@@ -97,12 +97,15 @@ def test_huge_sweep_shards_are_refused_before_the_manifest(little_memory, tmp_pa
     assert not out.exists()
 
 
-def test_garnet_memory_estimate_bounds_the_measured_peak():
+@pytest.mark.parametrize("size", [(1000, 10, 2, 100, "classic"), (20_000, 10, 2, 2000, "scalable")])
+def test_garnet_memory_estimate_bounds_the_measured_peak(size):
+    n_states, n_actions, b, p, draw = size
     tracemalloc.start()
-    nsrl.garnet(150, 6, 3, seed=0)
+    nsrl.garnet(n_states, n_actions, b, p, seed=0, draw=draw)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert 0.8 * garnet_nbytes(150, 6, 15) <= peak <= garnet_nbytes(150, 6, 15)
+    estimate = garnet_nbytes(n_states, n_actions, p, b, draw)
+    assert 0.8 * estimate <= peak <= estimate
 
 
 def test_lstdq_memory_estimate_bounds_the_measured_peak(monkeypatch):
