@@ -1,12 +1,12 @@
 """The exact backend: values, optimal value, greedy, occupancy and loss on a finite model.
 
-:mod:`nsrl.exact.backend` holds :class:`ExactBackend` and the public functions; small models
+:mod:`nsrl.exact.evaluation` holds :class:`ExactBackend` and the public functions; small models
 are solved by dense LU (:mod:`nsrl.exact.dense`), large ones by certified iterative solves on
 the successor lists (:mod:`nsrl.exact.iterative`), both over the Bellman operators of
 :mod:`nsrl.exact.operators`.
 """
 
-from nsrl.exact.backend import (
+from nsrl.exact.evaluation import (
     DENSE_MAX_STATES,
     ExactBackend,
     backend,

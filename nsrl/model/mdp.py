@@ -301,7 +301,8 @@ class FiniteMDP:
             or (self.features is not None and other.features is not None
                 and np.array_equal(self.features, other.features)))
         return (
-            all(np.array_equal(x, y) for x, y in zip(self.successors, other.successors, strict=True))
+            all(np.array_equal(x, y)
+                for x, y in zip(self.successors, other.successors, strict=True))
             and np.array_equal(self.R, other.R)
             and np.array_equal(self.start, other.start)
             and same_features

@@ -117,7 +117,8 @@ class ExactBackend:
             v = functional_solve(mdp.successors[0][s, a, 0], mdp.R[s, a], g)
         else:
             P_pi, r_pi = policy_rows(mdp, pi)
-            v, _ = certified_solve(lambda x: g * (P_pi @ x), r_pi, g, tol, x0=self._warm,
+            P_pi.data *= g
+            v, _ = certified_solve(P_pi, r_pi, g, tol, x0=self._warm,
                                    what=f"the value of a policy on {mdp!r}")
         self._warm = v
         return v
@@ -243,7 +244,8 @@ class ExactBackend:
             d = (1.0 - mdp.gamma) * d
         else:
             P_T = policy_rows(mdp, policy)[0].T.tocsr()
-            d, _ = certified_solve(lambda x: mdp.gamma * (P_T @ x), (1.0 - mdp.gamma) * nu,
+            P_T.data *= mdp.gamma
+            d, _ = certified_solve(P_T, (1.0 - mdp.gamma) * nu,
                                    mdp.gamma, OCCUPANCY_TOL, order=1,
                                    what=f"an occupancy d_(pi,nu) on {mdp!r}")
         return np.clip(d, 0.0, None) / np.clip(d, 0.0, None).sum()
