@@ -12,6 +12,7 @@ import numpy as np
 
 from nsrl.exact import backend, greedy_actions, q_values
 from nsrl.greedy.base import Greedy, rho_array
+from nsrl.model.memory import check_memory
 from nsrl.policies import Deterministic, NonStationary, stationary_table
 
 
@@ -109,6 +110,12 @@ class ProjectedGreedy(_ModelOperator):
     def __init__(self, mdp, noise: float = 0.1, noise_model: str = "relative",
                  constant_feature: bool = False, value: str = "exact", features=None):
         super().__init__(mdp)
+        p = mdp.n_features if features is None else np.shape(features)[-1]
+        if p:  # Phi, sqrt(rho) Phi and lstsq's copy of it, before anything is drawn
+            check_memory(3 * 8.0 * mdp.n_states * p,
+                         f"the projected operator on {mdp.n_states} states x {p} features",
+                         "draw the model with fewer features (garnet(..., n_features=100)) or "
+                         "use a sample-based operator (LSTDQ with features='onehot')")
         phi = mdp.features if features is None else np.asarray(features, dtype=np.float64)
         if phi is None:
             raise ValueError(

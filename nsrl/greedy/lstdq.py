@@ -187,7 +187,7 @@ class LSTDQ:
 
     def _row_probs(self, rng):
         """pi(a | x) at every index x, computed once per policy per call."""
-        n = len(self.features.table)
+        n = self.features.table.shape[0]
         rows = np.arange(n)
         mdp = self.sampler.mdp
         states = rows if mdp is not None and mdp.n_states == n else np.full(n, -1)
@@ -202,7 +202,7 @@ class LSTDQ:
     def _system(self, data, rng, weights=None):
         """The LSTD statistics of ``data`` (None: of the store)."""
         if self._index:
-            n = len(self.features.table)
+            n = self.features.table.shape[0]
             counts = self.store.index_counts(n, self.n_actions) if data is None else \
                 IndexCounts.of(data, n, self.n_actions, weights)
             return IndexSystem(counts, self.features.table, self._row_probs(rng))
@@ -313,7 +313,7 @@ class LSTDQ:
         start states.
         """
         _check_target(policy)
-        n = len(self.features.table)
+        n = self.features.table.shape[0]
         if self._nu_hat is None:
             starts = np.asarray(self.sampler.start(VALUE_STARTS, rng), dtype=np.int64)
             self._nu_hat = np.bincount(starts, minlength=n) / VALUE_STARTS

@@ -57,7 +57,7 @@ def check_successors(next_states, probs, n_states: int | None = None):
     bad = ~np.isfinite(probs) | (probs < 0)
     if bad.any():
         s, a, j = _first_bad(bad)
-        raise ValueError(f"probs[{s}, {a}, {j}] = {probs[s, a, j]!r}: probabilities must be "
+        raise ValueError(f"probs[{s}, {a}, {j}] = {float(probs[s, a, j])}: probabilities must be "
                          f"finite and non-negative (row s={s}, a={a}).")
     sums = probs.sum(axis=2)
     bad = np.abs(sums - 1.0) > ROW_TOL
@@ -158,7 +158,7 @@ def check_sparse(csr: sp.csr_matrix, n_states: int, n_actions: int) -> None:
         k = int(np.argmax(bad))
         row = int(np.searchsorted(csr.indptr, k, side="right") - 1)
         s, a = divmod(row, n_actions)
-        raise ValueError(f"P has entry {data[k]!r} in the row of (s={s}, a={a}) (next state "
+        raise ValueError(f"P has entry {float(data[k])} in the row of (s={s}, a={a}) (next state "
                          f"{int(csr.indices[k])}): probabilities must be finite and "
                          f"non-negative.")
     sums = np.asarray(csr.sum(axis=1)).ravel()
