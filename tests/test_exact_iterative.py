@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 
 import nsrl
-from nsrl.exact import ExactBackend, NotCertifiedError, certified_solve, functional_solve, q_values
-from nsrl.exact import iterative
+from nsrl.exact import (
+    ExactBackend,
+    NotCertifiedError,
+    certified_solve,
+    functional_solve,
+    iterative,
+    q_values,
+)
 
 
 def _pair(mdp):

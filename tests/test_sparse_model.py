@@ -134,7 +134,7 @@ def test_a_dense_view_too_large_is_refused_naming_the_sparse_constructors(monkey
     mdp = nsrl.garnet(400, 2, 2, seed=0)
     monkeypatch.setattr(memory, "available_memory", lambda: 10**6)  # fits b = 2, not S
     with pytest.raises(ValueError, match="FiniteMDP.from_successors"):
-        mdp.P
+        _ = mdp.P
     with pytest.raises(ValueError, match="from_sparse"):
         FiniteMDP(np.zeros((400, 2, 400)), np.zeros(400), 0.9)
 

@@ -6,6 +6,7 @@ the successor lists (:mod:`nsrl.exact.iterative`), both over the Bellman operato
 :mod:`nsrl.exact.operators`.
 """
 
+from nsrl.exact.dense import evaluate_tables, transition_matrix
 from nsrl.exact.evaluation import (
     DENSE_MAX_STATES,
     ExactBackend,
@@ -15,7 +16,6 @@ from nsrl.exact.evaluation import (
     occupancy,
     optimal_value,
 )
-from nsrl.exact.dense import evaluate_tables, transition_matrix
 from nsrl.exact.iterative import NotCertifiedError, certified_solve, functional_solve
 from nsrl.exact.operators import (
     apply_policy,
