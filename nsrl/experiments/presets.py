@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nsrl.experiments.schema import conform_fields, spec
+from nsrl.params import conform_fields, spec
 from nsrl.greedy.exact import NOISE_MODELS, VALUE_ESTIMATES
 from nsrl.schemes import PAPER_SCHEMES, make_scheme
 from nsrl.schemes.rules import ADVANTAGE_SOURCES, LINE_SEARCH_RULES
@@ -71,7 +71,7 @@ MAX_SHARDS = 1_000_000
 class Sweep:
     """A sweep over Garnet instances (defaults: the paper's protocol, section 5).
 
-    Every field is typed and checked on construction (:mod:`nsrl.experiments.schema`): a
+    Every field is typed and checked on construction (:mod:`nsrl.params`): a
     wrong type or a value out of range raises TypeError/ValueError naming the field. A new
     field is one line, its annotation and default, with a rule if it needs one, e.g.
     ``line_search: str = spec("best", choices=("best", "first"))``.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.exact import backend, greedy_actions, q_values
-from nsrl.greedy.base import Greedy, rho_array
+from nsrl.greedy.base import Greedy, policy_advantage, rho_array
 from nsrl.policies import Deterministic, NonStationary, stationary_table
 
 
@@ -35,8 +35,7 @@ class _ModelOperator:
         actions = np.argmax(q, axis=1)
         advantage = float("nan")
         if not isinstance(target, NonStationary):
-            baseline = (stationary_table(target, self.mdp) * q).sum(axis=1)
-            advantage = float(rho_arr @ (q.max(axis=1) - baseline))
+            advantage = policy_advantage(rho_arr, q, stationary_table(target, self.mdp), actions)
         return Greedy(Deterministic(actions), advantage)
 
 

@@ -1,4 +1,4 @@
-"""The schema derived from dataclass annotations (nsrl.experiments.schema) and Sweep's use of it."""
+"""The schema derived from dataclass annotations (nsrl.params) and Sweep's use of it."""
 
 import dataclasses
 import json
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from nsrl.experiments.presets import PRESETS, Sweep, load_sweep
-from nsrl.experiments.schema import conform_fields, schema, spec
+from nsrl.params import conform_fields, schema, spec
 
 
 @dataclass(frozen=True)
