@@ -1,23 +1,31 @@
-"""A schema derived from a dataclass's annotations: typed, range-checked fields from TOML or JSON.
+"""Declared parameters: every option's type and range written once, one validator for all.
 
-A preset read from TOML must not be coerced: ``relative_noise = "false"`` is a string, and a
-non-empty string is truthy, so coercion would silently run the opposite of what was written.
-Every field is therefore checked against its annotation, and against a :class:`Rule`
-declared next to it with :func:`spec`::
+As scikit-learn's ``_parameter_constraints``: a scheme, a greedy operator and a sweep declare
+their options as data, and :func:`check_params` (options of a class or factory) or
+:func:`conform_fields` (the fields of a frozen dataclass) checks them. Nothing is coerced: in
+TOML, ``relative_noise = "false"`` is a string, and a non-empty string is truthy, so coercion
+would silently run the opposite of what was written. A sweep declares its fields with
+:func:`spec`::
 
     @dataclass(frozen=True)
     class Sweep:
         n_mdps: int = spec(30, ge=1)
         noise: float = spec(0.1, ge=0, le=1e6)
-        line_search: str = spec("best", choices=("best", "first"))
+        line_search: str = spec("best", choices=("best", "largest-improving", "doubling"))
         relative_noise: bool = True           # no rule: the type alone is checked
 
-and ``conform_fields(self)`` in ``__post_init__``. Supported annotations: ``int``, ``float``,
-``bool``, ``str``, ``tuple[X, ...]`` of those, and ``X | None``. ``int`` refuses bools and
-floats (``3.0``), ``float`` takes ints (stored as floats, so ``1`` and ``1.0`` are the same
-value) and refuses NaN and infinities, ``bool`` takes only ``true``/``false``, a tuple takes
-a list or tuple (non-empty unless ``min_items=0``). Errors name the field, what was
-expected, what was received and an example built from the default.
+and calls ``conform_fields(self)`` in ``__post_init__``; a class declares its options with
+:func:`param` (``params = {"alpha": param(float, 0.1, gt=0, le=1)}``) and calls
+``check_params`` in ``__init__``; a sweep field that passes an option on reuses its
+declaration (``Param.field``), so the range is stated once.
+
+Supported annotations: ``int``, ``float``, ``bool``, ``str``, unions of them (``int | str``:
+the numeric bounds apply to numbers, ``choices`` to strings), ``tuple[X, ...]`` and
+``X | None``. ``int`` refuses bools and floats (``3.0``), ``float`` takes ints (stored as
+floats, so ``1`` and ``1.0`` are the same value) and refuses NaN and infinities, ``bool``
+takes only ``true``/``false``, a tuple takes a list or tuple (non-empty unless
+``min_items=0``). Errors (:class:`InvalidParameterError`, both a ValueError and a TypeError)
+name the option, what was expected, what was received and an example built from the default.
 """
 
 from __future__ import annotations
@@ -36,13 +44,17 @@ import numpy as np
 _SCALARS = (bool, int, float, str)
 
 
+class InvalidParameterError(ValueError, TypeError):
+    """An option or field of the wrong type or out of its range (as scikit-learn's)."""
+
+
 @dataclass(frozen=True)
 class Rule:
-    """Constraints on a field (on every item of a tuple field) beyond its type.
+    """Constraints on a value (on every item of a tuple) beyond its type.
 
     Attributes:
         ge, gt, le, lt: bounds of a number (>=, >, <=, <).
-        choices: the allowed values.
+        choices: the allowed values (the allowed strings, in a union with a number type).
         min_items: the fewest items of a tuple field (default 1: non-empty).
         distinct: a tuple field's items must differ (e.g. a grid axis).
     """
@@ -63,26 +75,101 @@ def spec(default, **rule):
 
 @dataclass(frozen=True)
 class Kind:
-    """A parsed annotation: scalar type ``base``, a tuple of them, optionally None."""
+    """A parsed annotation: scalar type(s) ``base``, a tuple of them, optionally None."""
 
-    base: type
+    base: type | tuple[type, ...]
     is_tuple: bool = False
     optional: bool = False
 
+    @property
+    def bases(self) -> tuple[type, ...]:
+        """The accepted scalar types, in the order they are tried."""
+        return self.base if isinstance(self.base, tuple) else (self.base,)
+
 
 def parse_annotation(annotation) -> Kind:
-    """``int``, ``tuple[int, ...]``, ``float | None``... as a :class:`Kind`, else TypeError."""
+    """``int``, ``int | str``, ``tuple[int, ...]``, ``float | None``... as a :class:`Kind`."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType) and type(None) in args:
-        rest = [a for a in args if a is not type(None)]
+    if origin in (typing.Union, types.UnionType):
+        rest = tuple(a for a in args if a is not type(None))
+        optional = len(rest) < len(args)
         if len(rest) == 1:
-            return dataclasses.replace(parse_annotation(rest[0]), optional=True)
+            return dataclasses.replace(parse_annotation(rest[0]), optional=optional)
+        if all(a in _SCALARS for a in rest):
+            return Kind(rest, optional=optional)
     elif origin is tuple and len(args) == 2 and args[1] is Ellipsis and args[0] in _SCALARS:
         return Kind(args[0], is_tuple=True)
     elif annotation in _SCALARS:
         return Kind(annotation)
     raise TypeError(f"unsupported field annotation {annotation!r}: the schema takes int, float, "
-                    f"bool, str, tuple[X, ...] of them and X | None.")
+                    f"bool, str, unions and tuple[X, ...] of them, and X | None.")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared option of a class or factory: its annotation, default and rule.
+
+    Attributes:
+        annotation: the type, as an annotation (``float``, ``int | None``, ``int | str``).
+        default: the value when the option is not given.
+        rule: the :class:`Rule` beyond the type.
+    """
+
+    annotation: object
+    default: object = None
+    rule: Rule = Rule()
+
+    @property
+    def kind(self) -> Kind:
+        """The parsed annotation."""
+        return parse_annotation(self.annotation)
+
+    def field(self):
+        """A dataclass field with this default and rule (a sweep field that passes it on)."""
+        return dataclasses.field(default=self.default, metadata={"rule": self.rule})
+
+    def check(self, value, what: str, name: str):
+        """``value`` in canonical form, or InvalidParameterError naming ``what``.
+
+        An option declared with the annotation ``object`` takes any value, unchecked.
+        """
+        if self.annotation is object:
+            return value
+        return conform(value, self.kind, self.rule, what, example(name, self.default, "="))
+
+
+def param(annotation, default=None, **rule) -> Param:
+    """Declare an option: ``param(float, 0.1, gt=0, le=1)`` (see :class:`Rule`)."""
+    return Param(annotation, default, Rule(**rule))
+
+
+def check_params(params: dict[str, Param], given: dict, owner: str) -> dict:
+    """Every declared option, from ``given`` or its default, checked (the one validator).
+
+    Args:
+        params: the declarations, name -> :class:`Param`.
+        given: the options received.
+        owner: who takes them, for the messages (e.g. ``"CPIPlus"``).
+
+    Returns:
+        name -> canonical value, for every declared option.
+
+    Raises:
+        InvalidParameterError: an unknown option (the message lists the known ones) or a
+            value of the wrong type or out of range.
+
+    Examples:
+        >>> check_params({"m": param(int, 5, ge=1)}, {}, "NSPI")
+        {'m': 5}
+    """
+    unknown = sorted(set(given) - set(params))
+    if unknown:
+        known = ", ".join(params) if params else "no option"
+        raise InvalidParameterError(
+            f"{owner} got unknown option(s) {', '.join(map(repr, unknown))}; it takes {known}: "
+            f"drop or correct {'it' if len(unknown) == 1 else 'them'}.")
+    return {name: p.check(given.get(name, p.default), f"{owner} option {name!r}", name)
+            for name, p in params.items()}
 
 
 @functools.cache
@@ -97,8 +184,8 @@ def conform_fields(obj, label: str = "field") -> None:
     """Check every field of the frozen dataclass ``obj`` and store its canonical value.
 
     Raises:
-        TypeError: a field of the wrong type (the message names it).
-        ValueError: a field out of its rule's range.
+        InvalidParameterError: a field of the wrong type or out of its rule's range (the
+            message names it).
     """
     defaults = {f.name: f.default for f in dataclasses.fields(obj)}
     for name, (kind, rule) in schema(type(obj)).items():
@@ -109,44 +196,49 @@ def conform_fields(obj, label: str = "field") -> None:
 
 def conform(value, kind: Kind, rule: Rule, what: str, hint: str = ""):
     """``value`` checked against ``kind`` and ``rule``, in canonical form (see the module doc)."""
-    def fail(error, got):
-        raise error(f"{what} should be {describe(kind, rule)}, got {got}{hint}.")
+    def fail(got, wrong_type=False):
+        raise InvalidParameterError(f"{what} should be {describe(kind, rule)}, got {got}{hint}.")
 
     if value is None:
-        return None if kind.optional else fail(TypeError, "nothing (None)")
+        return None if kind.optional else fail("nothing (None)", True)
     if not kind.is_tuple:
-        return _scalar(value, kind.base, rule, fail)
+        return _scalar(value, kind.bases, rule, fail)
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
-        fail(TypeError, _received(value))
-    items = tuple(_scalar(v, kind.base, rule, lambda e, got, v=v: fail(
-        e, f"{list(value)!r} (item {v!r}: {_kind(v) if e is TypeError else 'out of range'})"))
+        fail(_received(value), True)
+    items = tuple(_scalar(v, kind.bases, rule, lambda got, wrong_type, v=v: fail(
+        f"{list(value)!r} (item {v!r}: {_kind(v) if wrong_type else 'out of range'})"))
         for v in value)
     if len(items) < rule.min_items:
-        fail(ValueError, f"{list(value)!r} ({len(items)} items)")
+        fail(f"{list(value)!r} ({len(items)} items)", False)
     if rule.distinct and len(set(items)) < len(items):
-        fail(ValueError, f"{list(value)!r} (repeated items)")
+        fail(f"{list(value)!r} (repeated items)", False)
     return items
 
 
-def _scalar(value, base: type, rule: Rule, fail):
+def _is(value, base: type) -> bool:
     is_bool = isinstance(value, (bool, np.bool_))
     if base is bool:
-        ok = is_bool
-    elif base is int:
-        ok = isinstance(value, numbers.Integral) and not is_bool
-    elif base is float:
-        ok = isinstance(value, numbers.Real) and not is_bool
-    else:
-        ok = isinstance(value, base)
-    if not ok:
-        fail(TypeError, _received(value))
+        return is_bool
+    if base is int:
+        return isinstance(value, numbers.Integral) and not is_bool
+    if base is float:
+        return isinstance(value, numbers.Real) and not is_bool
+    return isinstance(value, base)
+
+
+def _scalar(value, bases: tuple[type, ...], rule: Rule, fail):
+    base = next((b for b in bases if _is(value, b)), None)
+    if base is None:
+        fail(_received(value), True)
     value = base(value)
     if base is float and not math.isfinite(value):
-        fail(ValueError, repr(value))
-    if rule.choices is not None and value not in rule.choices:
-        fail(ValueError, repr(value))
-    if base in (int, float) and not _in_range(value, rule):
-        fail(ValueError, repr(value))
+        fail(repr(value), False)
+    numeric = base in (int, float)
+    if rule.choices is not None and (len(bases) == 1 or not numeric) \
+            and value not in rule.choices:
+        fail(repr(value), False)
+    if numeric and not _in_range(value, rule):
+        fail(repr(value), False)
     return value
 
 
@@ -159,25 +251,34 @@ _NAMES = {bool: ("a bool (true or false)", "bools (true or false)"), int: ("an i
           float: ("a finite float", "finite floats"), str: ("a string", "strings")}
 
 
-def describe(kind: Kind, rule: Rule) -> str:
-    """What ``kind`` and ``rule`` accept, in words, e.g. ``'a list of ints >= 1'``."""
-    one, many = _NAMES[kind.base]
-    text = one
-    if kind.is_tuple:
-        least = {0: "", 1: "non-empty "}.get(rule.min_items, f"at least {rule.min_items} ")
-        text = f"a {least}list of {many}"
+def _bounds(rule: Rule) -> str:
     low = (f"[{rule.ge:g}" if rule.ge is not None else f"({rule.gt:g}" if rule.gt is not None
            else None)
     high = (f"{rule.le:g}]" if rule.le is not None else f"{rule.lt:g})" if rule.lt is not None
             else None)
     if low and high:
-        text += f" in {low}, {high}"
-    elif low:
-        text += f" {'>=' if low[0] == '[' else '>'} {low[1:]}"
-    elif high:
-        text += f" {'<=' if high[-1] == ']' else '<'} {high[:-1]}"
-    if rule.choices is not None:
-        text += ", one of " + ", ".join(map(repr, rule.choices))
+        return f" in {low}, {high}"
+    if low:
+        return f" {'>=' if low[0] == '[' else '>'} {low[1:]}"
+    if high:
+        return f" {'<=' if high[-1] == ']' else '<'} {high[:-1]}"
+    return ""
+
+
+def describe(kind: Kind, rule: Rule) -> str:
+    """What ``kind`` and ``rule`` accept, in words, e.g. ``'a list of ints >= 1'``."""
+    choices = "" if rule.choices is None else ", one of " + ", ".join(map(repr, rule.choices))
+    if len(kind.bases) > 1:  # a union: numbers in range, or one of the strings
+        parts = [_NAMES[b][0] + _bounds(rule) for b in kind.bases if b in (int, float, bool)]
+        parts += [c[2:] for c in [choices] if c and str in kind.bases]
+        text = " or ".join(parts)
+    else:
+        one, many = _NAMES[kind.base]
+        text = one
+        if kind.is_tuple:
+            least = {0: "", 1: "non-empty "}.get(rule.min_items, f"at least {rule.min_items} ")
+            text = f"a {least}list of {many}"
+        text += _bounds(rule) + choices
     if kind.is_tuple and rule.distinct:
         text += ", all different"
     if kind.optional:
@@ -195,9 +296,17 @@ def _received(value) -> str:
     return f"{value!r} ({_kind(value)})"
 
 
-def example(name: str, default) -> str:
-    """``'; e.g. noise = 0.1'``: the default written as TOML ('' for None or no default)."""
+def example(name: str, default, sep: str = " = ") -> str:
+    """``'; e.g. noise = 0.1'``: the default written as TOML ('' for None or no default).
+
+    ``sep="="`` writes it as a Python keyword argument (``'; e.g. noise=0.1'``).
+    """
     if default is None or default is dataclasses.MISSING:
         return ""
     value = list(default) if isinstance(default, tuple) else default
-    return f"; e.g. {name} = {json.dumps(value)}"
+    return f"; e.g. {name}{sep}{json.dumps(value) if sep != '=' else repr(value)}"
+
+
+def set_params(obj, **given) -> None:
+    """Store ``given`` on ``obj``, checked against ``type(obj).params`` (defaults filled in)."""
+    vars(obj).update(check_params(type(obj).params, given, type(obj).__name__))

@@ -24,9 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from nsrl.params import conform_fields, spec
 from nsrl.greedy.exact import NOISE_MODELS, VALUE_ESTIMATES
+from nsrl.params import conform_fields, spec
 from nsrl.schemes import PAPER_SCHEMES, make_scheme
+from nsrl.schemes.registry import scheme_options
 from nsrl.schemes.rules import ADVANTAGE_SOURCES, LINE_SEARCH_RULES
 
 _SHARD_NAME = re.compile(r"s(\d+)_a(\d+)_b(\d+)_m(\d+)")
@@ -169,8 +170,9 @@ class Sweep:
 
     def scheme(self, name: str):
         """The scheme ``name`` with this sweep's options for the schemes that take them."""
-        return make_scheme(name, advantage=self.cpi_advantage, epsilon=self.cpi_epsilon,
-                           line_search=self.line_search)
+        options = {"advantage": self.cpi_advantage, "epsilon": self.cpi_epsilon,
+                   "line_search": self.line_search}
+        return make_scheme(name, **scheme_options(name, options))
 
     def operator_options(self) -> dict:
         """Keyword options of the projected operator (``ProjectedGreedy`` and ``simulate``)."""

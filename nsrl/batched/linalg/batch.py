@@ -15,15 +15,11 @@ import numpy as np
 from scipy.linalg import lapack
 
 from nsrl.batched.linalg import kernels, krylov
-from nsrl.batched.linalg.solvers import DEFAULT, Solvers
+from nsrl.batched.linalg.solvers import DEFAULT, OCCUPANCY_RTOL, REFINE_RTOL, Solvers
 from nsrl.exact import backend
 from nsrl.greedy.exact import VALUE_ESTIMATES, perturb, projection_features
 
-# Mixed-precision refinement (Batch.solve_factored): values to a relative residual of 1e-12
-# (errors <= 1e-12 ||r|| / (1 - gamma)), occupancies to 1e-12 (they set CPI's step).
-REFINE_RTOL = 1e-12
-OCCUPANCY_RTOL = 1e-12
-MAX_REFINE = 6
+MAX_REFINE = 6  # refinement sweeps before a direct solve (Batch.solve_factored)
 
 
 class Batch:

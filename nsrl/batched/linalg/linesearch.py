@@ -27,16 +27,13 @@ from numba import njit
 from scipy.linalg import lapack
 
 from nsrl.batched.linalg import krylov
+from nsrl.batched.linalg.solvers import OCCUPANCY_RTOL, RTOL
 from nsrl.schemes import rules
 
 BASIS = 8  # dimension J of the candidates' shared subspace
 FAR_BASIS = 6  # b = 1: extra Krylov vectors around the step a = 1
 VALUE_TOL = 1e-10  # certified accuracy of the chosen value (the next target)
 DRIFT = 1e-3  # refresh a run's inverse once its steps since the last refresh add up to this
-RTOL = 1e-13  # relative residual of the preconditioned solves
-# d_{pi,nu} weighs the projection and sets CPI's step: 1e-12 keeps the steps equal to the reference
-# to ~1e-12 (1e-10 let them drift by 8e-10 over the full protocol).
-OCCUPANCY_RTOL = 1e-12
 # The first Krylov vector A^{-1} w enters the values times the (small) step: 1e-10 relative
 # keeps the smallest steps certified; the chosen value is polished to RTOL anyway.
 FIRST_RTOL = 1e-10
@@ -251,9 +248,8 @@ def polish(b, B, T, rpi, acts, steps, x, sweeps: int = 3):
     residual on to the next iteration's bounds (divided by 1 - gamma). Returns the
     certified error bounds (the caller solves directly what they do not accept).
     """
-    a = steps[:, None]
-    r = (1 - a) * rpi + a * b.mdp.R[b.states, acts]
-    op = System(b, (1 - a[..., None]) * T + a[..., None] * np.eye(b.mdp.n_actions)[acts])
+    r = rules.mix(rpi, b.mdp.R[b.states, acts], steps)
+    op = System(b, rules.mix(T, np.eye(b.mdp.n_actions)[acts], steps))
     x[:] = solve(B, op, r, x0=x, sweeps=sweeps, direct=False)
     return np.abs(r - op(x)).max(axis=1) / (1.0 - b.gamma)
 
