@@ -106,13 +106,11 @@ def test_garnet_memory_estimate_bounds_the_measured_peak():
 
 
 def test_lstdq_memory_estimate_bounds_the_measured_peak(monkeypatch):
-    from nsrl.cli.common import check_sample_memory
     from nsrl.experiments.compare import scheme_learner
+    from nsrl.greedy.registry import operator_entry
 
     mdp = nsrl.garnet(50, 4, 2, seed=0)
-    estimate = {}
-    monkeypatch.setattr(memory, "check_memory", lambda n, *_: estimate.setdefault("n", n))
-    check_sample_memory("lstdq", mdp, 20_000, None, "", "")
+    estimate = {"n": operator_entry("lstdq").nbytes(50, 4, 20_000)}
     learner = scheme_learner("api", "lstdq", iterations=2)
     learner(mdp, 40_000, 0)  # warm-up: imports and compilation are not per transition
     tracemalloc.start()
@@ -325,8 +323,16 @@ def test_a_bug_keeps_its_traceback(monkeypatch):
         main(["bounds", "--garnet", "10,2,1"])
 
 
-def test_noise_bound_is_the_sweeps():
-    from nsrl.cli.core import NOISE_MAX
-    from nsrl.experiments.presets import NOISE_MAX as SWEEP_NOISE_MAX
+def test_noise_bound_is_declared_once(capsys):
+    """The CLI, sweeps and the operator read one declaration (ProjectedGreedy.params)."""
+    from nsrl.experiments.presets import Sweep
 
-    assert NOISE_MAX == SWEEP_NOISE_MAX
+    bound = nsrl.ProjectedGreedy.params["noise"].rule.le
+    assert Sweep(noise=bound).noise == bound
+    with pytest.raises(ValueError, match="noise"):
+        Sweep(noise=bound * 1.01)
+    with pytest.raises(ValueError, match="noise"):
+        nsrl.ProjectedGreedy(nsrl.garnet(5, 2, 1, seed=0), noise=bound * 1.01)
+    err = usage_error(["run", "--scheme", "api", "--garnet", "5,2,1", "--noise", bound * 1.01],
+                      capsys)
+    assert f"{bound:g}" in err

@@ -5,11 +5,11 @@
     from nsrl.experiments.report import write_report   # figures + summary.md
     write_report("results/quick")
 
-The command line is ``nsrl reproduce`` / ``nsrl plot`` (:mod:`nsrl.cli.reproduce`); the
-fast exact path of the sweep is :func:`nsrl.batched.simulate`. See docs/reproduce.md.
+The command line is ``nsrl reproduce`` / ``nsrl plot`` (:mod:`nsrl.cli.reproduce`); every run
+of a sweep goes through :func:`nsrl.run`, which picks the batched engines where they apply.
+See docs/reproduce.md.
 """
 
-from nsrl.batched import simulate
 from nsrl.experiments.presets import PRESETS, Shard, Sweep, load_sweep
 from nsrl.experiments.runner import compute_shard, run_sweep
 from nsrl.experiments.stats import final_summary, paper_stats, per_mdp
@@ -24,5 +24,4 @@ __all__ = [
     "paper_stats",
     "per_mdp",
     "run_sweep",
-    "simulate",
 ]

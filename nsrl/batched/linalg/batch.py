@@ -17,7 +17,8 @@ from scipy.linalg import lapack
 from nsrl.batched.linalg import kernels, krylov
 from nsrl.batched.linalg.solvers import DEFAULT, OCCUPANCY_RTOL, REFINE_RTOL, Solvers
 from nsrl.exact import backend
-from nsrl.greedy.exact import VALUE_ESTIMATES, perturb, projection_features
+from nsrl.greedy.exact import ProjectedGreedy, perturb, projection_features
+from nsrl.params import check_params
 
 MAX_REFINE = 6  # refinement sweeps before a direct solve (Batch.solve_factored)
 
@@ -38,13 +39,14 @@ class Batch:
                  constant_feature: bool = False, value: str = "exact",
                  solvers: Solvers = DEFAULT):
         if mdp.features is None:
-            raise ValueError("the fast path runs the projected operator: the MDP needs features.")
-        perturb(np.zeros(1), np.zeros(1), noise_model)  # refuses an unknown model
-        if value not in VALUE_ESTIMATES:
-            raise ValueError(f"value should be one of {', '.join(VALUE_ESTIMATES)}, got "
-                             f"{value!r}; e.g. value='exact'.")
-        self.mdp, self.noise, self.noise_model = mdp, float(noise), noise_model
-        self.value_estimate, self.solvers = value, solvers
+            raise ValueError("the batched engines run the projected operator: the MDP needs "
+                             "features Phi (e.g. nsrl.garnet draws them).")
+        options = check_params(ProjectedGreedy.params, {
+            "noise": noise, "noise_model": noise_model, "constant_feature": constant_feature,
+            "value": value}, "the projected operator")
+        self.mdp, self.noise, self.noise_model = mdp, options["noise"], options["noise_model"]
+        self.value_estimate, self.solvers = options["value"], solvers
+        constant_feature = options["constant_feature"]
         self.n, self.gamma = mdp.n_states, mdp.gamma
         self.nxt, self.probs = mdp.successors
         self.R = np.ascontiguousarray(mdp.R, dtype=np.float64)
