@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsrl.experiments.families import SAMPLED
 from nsrl.experiments.runner import run_sweep
 from nsrl.experiments.storage import open_results, read_shard
+from nsrl.experiments.variants import SAMPLED
 
 
 def run_slice(out: Path, backend: str, scheduler: str) -> float:

@@ -44,7 +44,7 @@ def _cmd_reproduce(args) -> int:
 
     options = dict(jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
                    resume=args.resume, limit=args.limit)
-    from nsrl.experiments.families import FAMILIES
+    from nsrl.experiments.variants import FAMILIES
 
     if args.preset in FAMILIES:
         return _family(FAMILIES[args.preset], args, options)
@@ -66,9 +66,9 @@ def _cmd_reproduce(args) -> int:
 
 
 def _family(family, args, options) -> int:
-    """Every variant of a family (nsrl.experiments.families), then the combined table."""
-    from nsrl.experiments.families import write_summary
+    """Every variant of a family (nsrl.experiments.variants), then the combined table."""
     from nsrl.experiments.runner import check_run, run_sweep
+    from nsrl.experiments.variants import write_summary
 
     sweeps = family.sweeps()
     with user_input():
@@ -97,7 +97,7 @@ def _family(family, args, options) -> int:
 
 
 def _cmd_plot(args) -> int:
-    from nsrl.experiments.families import family_of, write_summary
+    from nsrl.experiments.variants import family_of, write_summary
 
     family = family_of(args.dir)
     if family is not None:  # a folder written by --preset <family>

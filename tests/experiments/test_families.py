@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from nsrl.cli import main
-from nsrl.experiments import families
-from nsrl.experiments.families import Family
+from nsrl.experiments import variants as families
 from nsrl.experiments.presets import Sweep
 from nsrl.experiments.report import load_per_mdp
+from nsrl.experiments.variants import Family
 
 TINY = Sweep(name="sens", n_states=(20,), n_actions=(2,), branching=(1, 2), n_mdps=2, n_runs=2,
              n_iterations=6, schemes=("api", "cpi+", "psdp"))
