@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from nsrl.experiments.runner import run_sweep
+from nsrl.experiments.sampled import EXPERIMENT as SAMPLED
 from nsrl.experiments.storage import open_results, read_shard
-from nsrl.experiments.variants import SAMPLED
 
 
 def run_slice(out: Path, backend: str, scheduler: str) -> float:

@@ -30,7 +30,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import nsrl
-from nsrl.experiments.presets import PAPER, Shard
+from nsrl.experiments.paper.sweep import SWEEP as PAPER
+from nsrl.experiments.presets import Shard
 from nsrl.model.garnet import garnet
 from nsrl.schemes import make_scheme
 

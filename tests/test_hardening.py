@@ -64,7 +64,8 @@ def test_bad_preset_field_is_named_and_nothing_is_written(field, value, tmp_path
 
 def test_string_false_is_not_read_as_true(tmp_path):
     """The bug behind the row: a non-empty string is truthy, so coercion ran the opposite."""
-    from nsrl.experiments.presets import Sweep, load_sweep
+    from nsrl.experiments.presets import Sweep
+    from nsrl.experiments.registry import load_sweep
 
     with pytest.raises(TypeError, match="relative_noise"):
         Sweep.from_dict({"relative_noise": "false"})
@@ -275,7 +276,7 @@ def test_edited_shard_is_excluded_reported_and_recomputed(tmp_path, capsys):
 def test_failed_start_leaves_no_manifest(tmp_path, monkeypatch):
     """A failure after the manifest was written but before any shard removes what it made."""
     import nsrl.experiments.runner as runner
-    from nsrl.experiments.presets import load_sweep
+    from nsrl.experiments.registry import load_sweep
 
     sweep, out = load_sweep(toml(tmp_path)), tmp_path / "a" / "out"
     original = runner.compute_shard

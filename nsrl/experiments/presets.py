@@ -1,5 +1,7 @@
-"""Sweeps as data: the ``quick`` and ``paper`` presets, custom sweeps from TOML, and seeds.
+"""Sweeps as data: the :class:`Sweep` protocol, its shards and their derived seeds.
 
+The experiments' own sweeps (``paper``, ``quick``, ``sensitivity``, ``sampled``) are in their
+folders, listed by :mod:`nsrl.experiments.registry`, which also reads custom sweeps from TOML.
 A :class:`Sweep` is the whole protocol of an experiment (Scherrer 2014, section 5): the grid of
 Garnet instances (n_S, n_A, b), how many MDPs per instance, runs per MDP and scheme,
 iterations, the schemes, the operator's noise, features and gamma, and one master seed.
@@ -17,10 +19,8 @@ import dataclasses
 import hashlib
 import json
 import re
-import tomllib
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -245,47 +245,3 @@ _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
 
 def _instance(shard: Shard) -> tuple[int, int, int]:
     return shard.n_states, shard.n_actions, shard.branching
-
-
-# The README default: a telling subset (deterministic to very stochastic dynamics, few and
-# many actions, every scheme) that finishes in well under two minutes on two cores.
-QUICK = Sweep(name="quick", n_states=(50,), n_actions=(2, 10), branching=(1, 2, 10),
-              n_mdps=8, n_runs=10)
-PAPER = Sweep(name="paper")
-PRESETS = {"quick": QUICK, "paper": PAPER}
-
-
-def load_sweep(preset: str) -> Sweep:
-    """A preset by name (``quick``, ``paper``) or a custom sweep from a TOML file.
-
-    A TOML file holds top-level keys named as the fields of :class:`Sweep`, e.g.::
-
-        name = "small"
-        n_states = [50]
-        n_actions = [2, 5]
-        branching = [1, 10]
-        n_mdps = 4
-        n_runs = 8
-        schemes = ["api", "psdp", "nspi(5)"]
-
-    Values are checked, not coerced (see :class:`Sweep`): ``relative_noise = "false"`` or
-    ``n_states = "50"`` raise TypeError naming the field.
-
-    Examples:
-        >>> load_sweep("paper").scheme_iterations
-        19440000
-    """
-    if preset in PRESETS:
-        return PRESETS[preset]
-    path = Path(preset)
-    if not path.is_file():
-        raise ValueError(
-            f"unknown preset {preset!r}: expected one of {sorted(PRESETS)} or a TOML file path."
-        )
-    try:
-        with path.open("rb") as f:
-            data = tomllib.load(f)
-    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, or not TOML
-        raise ValueError(f"cannot read the preset {str(path)!r} as TOML: {exc}.") from None
-    data.setdefault("name", path.stem)
-    return Sweep.from_dict(data)

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nsrl.experiments.presets import Sweep, load_sweep
+from nsrl.experiments.presets import Sweep
+from nsrl.experiments.registry import load_sweep
 from nsrl.experiments.report import _wall_time
 from nsrl.experiments.runner import compute_shard, run_sweep
 from nsrl.experiments.storage import Store

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from nsrl.experiments.presets import PRESETS, Sweep, load_sweep
+from nsrl.experiments.presets import Sweep
+from nsrl.experiments.registry import EXPERIMENTS, load_sweep
 from nsrl.params import conform_fields, schema, spec
 
 
@@ -92,9 +93,9 @@ def test_a_new_field_is_one_line():
     assert Extended.from_dict({"line_search": "first", "n_mdps": 2}).n_mdps == 2
 
 
-@pytest.mark.parametrize("name", sorted(PRESETS))
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
 def test_presets_survive_their_manifest(name):
-    sweep = PRESETS[name]
+    sweep = EXPERIMENTS[name].base
     back = Sweep.from_dict(json.loads(json.dumps(sweep.to_dict())))
     assert back == sweep and back.fingerprint() == sweep.fingerprint()
 
