@@ -67,10 +67,11 @@ MAX_SHARDS = 1_000_000
 class Sweep:
     """A sweep over Garnet instances (defaults: the paper's protocol, section 5).
 
-    Every field is typed and checked on construction (:mod:`nsrl.params`): a
-    wrong type or a value out of range raises TypeError/ValueError naming the field. A new
-    field is one line, its annotation and default, with a rule if it needs one, e.g.
-    ``line_search: str = spec("best", choices=("best", "first"))``.
+    Every field is typed and checked on construction (:mod:`nsrl.params`): a wrong type or a
+    value out of range raises an error naming the field. A new field is one line, its
+    annotation and default, with a rule if it needs one, e.g. ``n_mdps: int = spec(30,
+    ge=1)``; a field that passes an option of a scheme or operator on reuses the option's
+    declaration (``CPIPlus.params["line_search"].field()``), so its range is stated once.
     """
 
     name: str = "paper"
