@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsrl.batched.linalg.batch import Batch
 from nsrl.batched.linalg.solvers import DEFAULT, Solvers
+from nsrl.batched.linalg.state import Batch
 from nsrl.batched.registry import ENGINES, engine_for, has_engine, register
 from nsrl.schemes import History
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsrl.batched.linalg.batch import Batch
+from nsrl.batched.linalg.state import Batch
 from nsrl.batched.linalg.woodbury import PolicyInverse
 from nsrl.batched.registry import register
 from nsrl.schemes import API, APIAlpha, rules

@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.batched.api import start_actions
-from nsrl.batched.linalg import krylov
-from nsrl.batched.linalg.batch import Batch
+from nsrl.batched.linalg import gmres
 from nsrl.batched.linalg.linesearch import (
     VALUE_TOL,
     StaleInverse,
@@ -23,6 +22,7 @@ from nsrl.batched.linalg.linesearch import (
     polish,
     subspace_values,
 )
+from nsrl.batched.linalg.state import Batch
 from nsrl.batched.registry import register
 from nsrl.greedy.base import policy_advantage
 from nsrl.schemes import CPI, CPIAlpha, CPIPlus, rules
@@ -128,7 +128,7 @@ def _exclude(b: Batch, T, rpi, acts, owner, steps, values, score, err, best, unc
     tables = rules.mix(T[o], np.eye(T.shape[2])[acts[o]], steps[todo])
     rhs = rules.mix(rpi[o], b.mdp.R[b.states, acts[o]], steps[todo])
     atol = 0.5 * (1.0 - b.gamma) * gap[todo]
-    x, ok, _ = krylov.table_values(b.nxt, b.probs, b.gamma, tables, rhs, values[todo],
+    x, ok, _ = gmres.table_values(b.nxt, b.probs, b.gamma, tables, rhs, values[todo],
                                    atol=atol)
     lost = ok & (x @ b.mdp.start + atol / (1.0 - b.gamma) < lo[of[o]])
     uncertain = uncertain.copy()

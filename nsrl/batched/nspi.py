@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.batched.api import api, start_actions
-from nsrl.batched.linalg.batch import Batch
+from nsrl.batched.linalg.state import Batch
 from nsrl.batched.registry import register
 from nsrl.model.memory import check_memory
 from nsrl.schemes import NSPI, rules

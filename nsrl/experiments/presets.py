@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nsrl.greedy.exact import ProjectedGreedy
+from nsrl.greedy.model_based import ProjectedGreedy
 from nsrl.greedy.registry import FEATURES, operator_entry, operator_names
 from nsrl.params import conform_fields, spec
 from nsrl.schemes import PAPER_SCHEMES, CPIPlus, make_scheme

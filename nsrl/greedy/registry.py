@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from nsrl.greedy.exact import ExactGreedy, ProjectedGreedy
+from nsrl.greedy.model_based import ExactGreedy, ProjectedGreedy
 from nsrl.params import check_params, param
 
 
@@ -218,7 +218,7 @@ def _rollout_memory(n_states: int, n_actions: int, transitions: int) -> int:
 
 register_operator("exact", ExactGreedy, summary="the exact greedy step with the model")
 register_operator("projected", ProjectedGreedy, ProjectedGreedy.params,
-                  batched="nsrl.batched.linalg.batch:Batch",
+                  batched="nsrl.batched.linalg.state:Batch",
                   summary="the paper's greedy(Pi_{Phi,rho}(v + noise))")
 register_operator("lstdq", _lstdq, {"samples": SAMPLES, "features": FEATURES},
                   sample_based=True, memory=_lstdq_memory,

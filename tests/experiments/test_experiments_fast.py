@@ -69,8 +69,8 @@ def test_fast_path_matches_reference_on_larger_mdps(shape, scheme):
 @pytest.mark.parametrize("branching", [1, 2])
 def test_subspace_values_are_within_their_certified_bounds(branching):
     """|v_a - subspace value| <= err for every candidate, even with a stale inverse."""
-    from nsrl.batched.linalg.batch import Batch
     from nsrl.batched.linalg.linesearch import System, subspace_values
+    from nsrl.batched.linalg.state import Batch
     from nsrl.schemes.rules import line_search_steps
 
     mdp = nsrl.garnet(30, 3, branching, seed=4)

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 from scipy.linalg import lapack
 
-from nsrl.batched.linalg import krylov
+from nsrl.batched.linalg import gmres
 from nsrl.batched.linalg.solvers import OCCUPANCY_RTOL, RTOL
 from nsrl.schemes import rules
 
@@ -69,7 +69,7 @@ class StaleInverse:
     """Explicit inverses B[r] of I - gamma P_r for every run, refreshed when stale.
 
     Args:
-        batch: the :class:`nsrl.batched.linalg.batch.Batch` of the MDP.
+        batch: the :class:`nsrl.batched.linalg.state.Batch` of the MDP.
         A: every run's system I - gamma P_pi (R, n, n).
     """
 
@@ -119,7 +119,7 @@ class System:
     def __call__(self, x: np.ndarray, transpose: bool = False) -> np.ndarray:
         """A[r] x[r] (or A[r]^T x[r]) for x of shape (R, n) (or (R, n, J), not transposed)."""
         b = self.b
-        return x - b.gamma * krylov.table_mv(b.nxt, b.probs, self.T, x, transpose)
+        return x - b.gamma * gmres.table_mv(b.nxt, b.probs, self.T, x, transpose)
 
 
 def solve(B, op: System, rhs, transpose=False, x0=None, rtol=RTOL, sweeps=MAX_SWEEPS,
@@ -166,7 +166,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
     rn = b.mdp.R[b.states, acts]
 
     def G(x):  # gamma (P_pi' - P_pi) x, one compiled pass
-        return gamma * krylov.difference_mv(b.nxt, b.probs, acts, op.T, x)
+        return gamma * gmres.difference_mv(b.nxt, b.probs, acts, op.T, x)
 
     w = rn - rpi + G(v)
     own = rpi - op(v)  # v's residual, carried into every candidate
@@ -181,7 +181,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
         # b = 1: (I - gamma P_pi')^{-1} is an O(n) functional-graph solve, so the steps near
         # a = 1 get their own Krylov vectors: A - aG = A' + (1 - a) G, A' = I - gamma P_pi'.
         def solve_new(y):
-            return krylov.functional_values(b.nxt, acts[:, None, :], y, gamma)
+            return gmres.functional_values(b.nxt, acts[:, None, :], y, gamma)
 
         z = solve_new(w)
         for i in range(FAR_BASIS):
@@ -189,7 +189,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
             z = solve_new(G(z))
     Q = np.linalg.qr(Z)[0]
     AQ = op(Q)
-    GQ = gamma * krylov.table_mv(b.nxt, b.probs, Tn, Q) - (Q - AQ)
+    GQ = gamma * gmres.table_mv(b.nxt, b.probs, Tn, Q) - (Q - AQ)
     # Least squares over span(Q) for every candidate c (run o, step a), by the normal
     # equations of M = AQ - a GQ (conditioned like I - gamma P_a); residuals are explicit.
     AQt, GQt = np.swapaxes(AQ, 1, 2), np.swapaxes(GQ, 1, 2)
