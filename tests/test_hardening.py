@@ -64,7 +64,8 @@ def test_bad_preset_field_is_named_and_nothing_is_written(field, value, tmp_path
 
 def test_string_false_is_not_read_as_true(tmp_path):
     """The bug behind the row: a non-empty string is truthy, so coercion ran the opposite."""
-    from nsrl.experiments.presets import Sweep, load_sweep
+    from nsrl.experiments.presets import Sweep
+    from nsrl.experiments.registry import load_sweep
 
     with pytest.raises(TypeError, match="relative_noise"):
         Sweep.from_dict({"relative_noise": "false"})
@@ -109,13 +110,11 @@ def test_garnet_memory_estimate_bounds_the_measured_peak(size):
 
 
 def test_lstdq_memory_estimate_bounds_the_measured_peak(monkeypatch):
-    from nsrl.cli.common import check_sample_memory
     from nsrl.experiments.compare import scheme_learner
+    from nsrl.greedy.registry import operator_entry
 
     mdp = nsrl.garnet(50, 4, 2, seed=0)
-    estimate = {}
-    monkeypatch.setattr(memory, "check_memory", lambda n, *_: estimate.setdefault("n", n))
-    check_sample_memory("lstdq", mdp, 20_000, None, "", "")
+    estimate = {"n": operator_entry("lstdq").nbytes(50, 4, 20_000)}
     learner = scheme_learner("api", "lstdq", iterations=2)
     learner(mdp, 40_000, 0)  # warm-up: imports and compilation are not per transition
     tracemalloc.start()
@@ -280,7 +279,7 @@ def test_edited_shard_is_excluded_reported_and_recomputed(tmp_path, capsys):
 def test_failed_start_leaves_no_manifest(tmp_path, monkeypatch):
     """A failure after the manifest was written but before any shard removes what it made."""
     import nsrl.experiments.runner as runner
-    from nsrl.experiments.presets import load_sweep
+    from nsrl.experiments.registry import load_sweep
 
     sweep, out = load_sweep(toml(tmp_path)), tmp_path / "a" / "out"
     original = runner.compute_shard
@@ -328,8 +327,16 @@ def test_a_bug_keeps_its_traceback(monkeypatch):
         main(["bounds", "--garnet", "10,2,1"])
 
 
-def test_noise_bound_is_the_sweeps():
-    from nsrl.cli.core import NOISE_MAX
-    from nsrl.experiments.presets import NOISE_MAX as SWEEP_NOISE_MAX
+def test_noise_bound_is_declared_once(capsys):
+    """The CLI, sweeps and the operator read one declaration (ProjectedGreedy.params)."""
+    from nsrl.experiments.presets import Sweep
 
-    assert NOISE_MAX == SWEEP_NOISE_MAX
+    bound = nsrl.ProjectedGreedy.params["noise"].rule.le
+    assert Sweep(noise=bound).noise == bound
+    with pytest.raises(ValueError, match="noise"):
+        Sweep(noise=bound * 1.01)
+    with pytest.raises(ValueError, match="noise"):
+        nsrl.ProjectedGreedy(nsrl.garnet(5, 2, 1, seed=0), noise=bound * 1.01)
+    err = usage_error(["run", "--scheme", "api", "--garnet", "5,2,1", "--noise", bound * 1.01],
+                      capsys)
+    assert f"{bound:g}" in err

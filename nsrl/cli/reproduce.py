@@ -19,9 +19,9 @@ def add_parser(sub) -> None:
     """Register the ``reproduce`` and ``plot`` subcommands."""
     p = sub.add_parser("reproduce", help="run a sweep of the paper's experiments (resumable)")
     p.add_argument("--preset", default="quick",
-                   help="quick (default, < 2 min), paper (the full protocol), sensitivity (one "
-                   "reduced sweep per reading of what the paper leaves unsaid), sampled "
-                   "(section 5 with sample-based greedy steps) or a TOML file")
+                   help="an experiment: quick (default, < 2 min), paper (the full protocol), "
+                   "sensitivity (one reduced sweep per reading of what the paper leaves "
+                   "unsaid), sampled (section 5 with sample-based greedy steps), or a TOML file")
     p.add_argument("--out", required=True, help="output folder (table, figures, summary)")
     p.add_argument("--jobs", type=integer(1), default=1, help="local worker processes (default 1)")
     p.add_argument("--backend", default="loky", choices=("loky", "dask", "sequential"),
@@ -39,72 +39,53 @@ def add_parser(sub) -> None:
 
 
 def _cmd_reproduce(args) -> int:
-    from nsrl.experiments.presets import load_sweep
-    from nsrl.experiments.runner import check_run, run_sweep
+    from nsrl.experiments.registry import check_experiment, load_experiment, run_experiment
 
     options = dict(jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
                    resume=args.resume, limit=args.limit)
-    from nsrl.experiments.families import FAMILIES
-
-    if args.preset in FAMILIES:
-        return _family(FAMILIES[args.preset], args, options)
-    with user_input():  # every check before anything is written (manifest included)
-        sweep = load_sweep(args.preset)
-        check_run(sweep, args.out, **options)
+    with user_input():  # every check before anything is written (manifests included)
+        experiment = load_experiment(args.preset)
+        check_experiment(experiment, args.out, **options)
     # SIGTERM (kill PID) ends like Ctrl-C: the session's wall time is logged on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    print(f"nsrl reproduce: sweep {sweep.name!r}, {len(sweep.shards())} shards, "
-          f"{sweep.scheme_iterations:,} scheme-iterations -> {args.out}", file=sys.stderr)
-    result = run_sweep(sweep, args.out, progress=True, **options)
-    rest = result["total"] - result["done"]
-    print(f"computed {result['computed']} shards in {result['wall_time']:.1f} s; "
-          f"{result['done']}/{result['total']} shards done (on disk, intact)"
-          + (f"; {rest} to go: rerun with --resume" if rest else ""), file=sys.stderr)
-    if not args.no_plot:
-        _plot(args.out)
-    return 0
-
-
-def _family(family, args, options) -> int:
-    """Every variant of a family (nsrl.experiments.families), then the combined table."""
-    from nsrl.experiments.families import write_summary
-    from nsrl.experiments.runner import check_run, run_sweep
-
-    sweeps = family.sweeps()
-    with user_input():
-        for name, sweep in sweeps.items():
-            check_run(sweep, Path(args.out) / name, **options)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    sweeps = experiment.sweeps()
     total = sum(s.scheme_iterations for s in sweeps.values())
-    print(f"nsrl reproduce: {family.name}, {len(sweeps)} variants, {total:,} "
-          f"scheme-iterations -> {args.out}", file=sys.stderr)
-    done = True
-    for name, sweep in sweeps.items():
-        result = run_sweep(sweep, Path(args.out) / name, progress=True, **options)
-        print(f"{name}: computed {result['computed']} shards in {result['wall_time']:.1f} s; "
-              f"{result['done']}/{result['total']} done", file=sys.stderr)
-        done &= result["done"] == result["total"]
-        if not args.no_plot and result["done"] == result["total"]:
-            _plot(Path(args.out) / name, quiet=True)
-    if not done:
-        print(f"rerun with --resume to finish; {family.name}.md is written once every variant "
-              f"is complete", file=sys.stderr)
-        return 0
-    written = write_summary(args.out, family)
-    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
-    print(written[1].read_text())
+    what = (f"{experiment.name}, {len(sweeps)} variants" if experiment.variants else
+            f"sweep {experiment.base.name!r}, {len(experiment.base.shards())} shards")
+    print(f"nsrl reproduce: {what}, {total:,} scheme-iterations -> {args.out}", file=sys.stderr)
+
+    def on_sweep(variant, folder, result):
+        rest = result["total"] - result["done"]
+        print(f"{variant + ': ' if variant else ''}computed {result['computed']} shards in "
+              f"{result['wall_time']:.1f} s; {result['done']}/{result['total']} shards done "
+              f"(on disk, intact)" + (f"; {rest} to go: rerun with --resume" if rest else ""),
+              file=sys.stderr)
+        if not args.no_plot and (not rest or not variant):  # a lone sweep: partial report
+            _plot(folder, quiet=bool(variant))
+
+    result = run_experiment(experiment, args.out, on_sweep=on_sweep, progress=True, **options)
+    if experiment.variants and not result["complete"]:
+        print(f"rerun with --resume to finish; {experiment.name}.md is written once every "
+              f"variant is complete", file=sys.stderr)
+    _say_written(result["written"])
     return 0
+
+
+def _say_written(written) -> None:
+    """Name the analysis' files, and print its summary (a .md) on stdout."""
+    if written:
+        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+        print(next(p for p in written if p.suffix == ".md").read_text())
 
 
 def _cmd_plot(args) -> int:
-    from nsrl.experiments.families import family_of, write_summary
+    from nsrl.experiments.registry import experiment_of
 
-    family = family_of(args.dir)
-    if family is not None:  # a folder written by --preset <family>
+    experiment = experiment_of(args.dir)
+    if experiment is not None:  # a folder written by --preset <experiment with variants>
         with user_input():
-            written = write_summary(args.dir, family)
-        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
-        print(written[1].read_text())
+            written = experiment.analysis(args.dir, experiment)
+        _say_written(written)
         return 0
     _plot(args.dir)
     return 0

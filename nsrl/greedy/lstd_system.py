@@ -10,7 +10,7 @@ transitions (x_i, a_i, r_i, x'_i) of weights w_i (1 for samples), LSTD-Q (Lagoud
 psibar' being 0 after a termination. Only X_pi depends on the target. Two ways to get them:
 
 * :class:`IndexSystem`, for index observations and a feature table (one-hot or Phi), from
-  the counts N(x, a), N(x, a, x') and reward sums (:class:`nsrl.greedy.store.IndexCounts`):
+  the counts N(x, a), N(x, a, x') and reward sums (:class:`nsrl.greedy.transitions.IndexCounts`):
   with one-hot features ``G = diag N(x, a)`` and ``X_pi[(x, a), (x', a')] = N(x, a, x')
   pi(a' | x')`` are sparse, so LSTD-Q is the fixed point of the empirical model, in
   O(S A b) whatever the number of transitions; with a Phi table they are dense d x d

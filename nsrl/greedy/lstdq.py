@@ -22,7 +22,7 @@ worth ``ridge`` transitions, whose weight relative to the data vanishes as they 
   it is solved backwards: k + 1 (or k + 2) ridge regressions.
 
 **Sample reuse.** LSTD-Q is off-policy, so every transition of a run can evaluate every
-later target. By default an operator keeps a :class:`nsrl.greedy.store.TransitionStore`
+later target. By default an operator keeps a :class:`nsrl.greedy.transitions.TransitionStore`
 (FIFO, 10^6 transitions): each greedy call draws ``budget`` new transitions, adds them, and
 solves from everything stored; ``samples`` counts the new ones only. With index
 observations and a feature table (one-hot, Phi) the store keeps the counts N(x, a, x'), so
@@ -55,7 +55,7 @@ from nsrl.greedy.lstd_system import (
 )
 from nsrl.greedy.qpolicy import LinearQ, QTablePolicy
 from nsrl.greedy.sampling import action_probs, make_sampler
-from nsrl.greedy.store import IndexCounts, TransitionStore
+from nsrl.greedy.transitions import IndexCounts, TransitionStore
 from nsrl.policies import Constant, Mixture, NonStationary
 
 __all__ = ["LSTDQ", "LinearQ", "QTablePolicy"]
