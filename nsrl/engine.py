@@ -10,7 +10,8 @@ Two engines compute the same runs (tested equal, losses to 1e-8):
   paper's projected operator); it records losses, memory and steps.
 
 ``engine="auto"`` (the default) takes the batched engines for several runs whenever they can
-compute everything asked for, and the reference loop otherwise, as scikit-learn's
+compute everything asked for and the model has at most :data:`BATCHED_MAX_STATES` states, and
+the reference loop otherwise, as scikit-learn's
 ``KMeans(algorithm=...)`` picks its engine behind one signature. Both return a
 :class:`~nsrl.schemes.base.History` that says which engine produced it.
 """
@@ -28,6 +29,10 @@ from nsrl.schemes import make_scheme
 from nsrl.schemes.base import History, reference_run
 
 ENGINE_NAMES = ("auto", "reference", "batched")
+# The batched engines hold a few dense n_S x n_S arrays per run (LU factors, inverses): built
+# for the paper's sizes (n_S <= 200). Above this, "auto" takes the reference loop, whose exact
+# backend works in O(S A b) memory (certified iterative solves above 300 states).
+BATCHED_MAX_STATES = 2000
 
 
 class OperatorSpec:
@@ -162,6 +167,9 @@ def _why_not_batched(scheme, operator, mdp, reference_only: dict) -> str:
     asked = [k for k, v in reference_only.items() if v]
     if asked:
         return f"{', '.join(asked)} need the reference loop"
+    if mdp is not None and mdp.n_states > BATCHED_MAX_STATES:
+        return (f"n_S = {mdp.n_states} is above {BATCHED_MAX_STATES} (the batched engines keep "
+                f"dense n_S x n_S matrices per run)")
     if not has_engine(scheme):
         return f"{type(scheme).__name__} has no batched engine"
     if isinstance(operator, OperatorSpec):
@@ -174,7 +182,7 @@ def _why_not_batched(scheme, operator, mdp, reference_only: dict) -> str:
     if entry is None or entry.batched is None:
         name = entry.name if entry else type(operator).__name__
         return f"the operator {name!r} has no batched path"
-    if getattr(mdp, "features", None) is None:
+    if getattr(mdp, "n_features", None) is None:
         return "the MDP has no features Phi"
     return ""
 
@@ -185,4 +193,4 @@ def batched_state(name: str):
     return getattr(importlib.import_module(module), attr)
 
 
-__all__ = ["ENGINE_NAMES", "OperatorSpec", "batched_state", "run"]
+__all__ = ["BATCHED_MAX_STATES", "ENGINE_NAMES", "OperatorSpec", "batched_state", "run"]

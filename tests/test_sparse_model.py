@@ -79,6 +79,12 @@ def test_default_features_are_capped_and_large_ones_drawn_lazily(tmp_path, monke
     back = FiniteMDP.load(tmp_path / "g")
     assert np.array_equal(back.features, _dense_garnet_of_before(60, 2, 2, 6, 3)[2])
     assert back == lazy and np.array_equal(lazy.features, back.features)
+    rng, twin = np.random.default_rng(8), np.random.default_rng(8)
+    lazy_from_rng = nsrl.garnet(60, 2, 2, seed=rng)
+    monkeypatch.setattr(garnet_module, "_EAGER_FEATURE_BYTES", 10**9)
+    eager = nsrl.garnet(60, 2, 2, seed=twin)
+    assert lazy_from_rng._features is None and lazy_from_rng == eager
+    assert rng.random() == twin.random()  # the Generator ends where the eager draw left it
 
 
 def test_from_successors_and_from_sparse_give_the_dense_model():

@@ -20,11 +20,11 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from nsrl.batched.registry import has_engine
-from nsrl.engine import OperatorSpec, run
+from nsrl.engine import BATCHED_MAX_STATES, OperatorSpec, run
 from nsrl.experiments.presets import Shard, Sweep
 from nsrl.experiments.storage import Store, check_out
 from nsrl.greedy.registry import operator_entry
-from nsrl.model.garnet import garnet, garnet_nbytes
+from nsrl.model.garnet import default_features, garnet, garnet_nbytes
 from nsrl.model.memory import available_memory, check_memory
 from nsrl.schemes import register_scheme
 from nsrl.schemes.registry import added_entries
@@ -68,9 +68,9 @@ def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, flo
             parts.append((name, hist))
     n = len(parts) * R * K
     columns = {
-        "n_states": np.full(n, shard.n_states, dtype=np.int16),
-        "n_actions": np.full(n, shard.n_actions, dtype=np.int16),
-        "branching": np.full(n, shard.branching, dtype=np.int16),
+        "n_states": np.full(n, shard.n_states, dtype=np.int32),
+        "n_actions": np.full(n, shard.n_actions, dtype=np.int32),
+        "branching": np.full(n, shard.branching, dtype=np.int32),
         "mdp": np.full(n, shard.mdp, dtype=np.int32),
         "run": np.tile(np.repeat(np.arange(R, dtype=np.int32), K), len(parts)),
         "scheme": np.repeat(np.array([s for s, _ in parts], dtype=object), R * K),
@@ -104,11 +104,12 @@ _WORKER_BYTES = 300 * 2**20
 def shard_nbytes(sweep: Sweep, shard: Shard) -> int:
     """Estimated peak memory (bytes) of :func:`compute_shard` on ``shard``."""
     S, A, R, K = shard.n_states, shard.n_actions, sweep.n_runs, sweep.n_iterations
-    p = sweep.n_features or max(1, S // 10)
+    p = sweep.n_features or default_features(S)
+    dense = _RUN_DENSE_BYTES * R * S * S if S <= BATCHED_MAX_STATES else 0  # batched engines
     # one run's sample-based operator (nsrl.greedy.registry: measured per operator)
     sampled = operator_entry(sweep.operator).nbytes(S, A, sweep.budget(shard)) \
         if sweep.sampled else 0
-    return (garnet_nbytes(S, A, p) + _RUN_DENSE_BYTES * R * S * S + 16 * R * K * S
+    return (garnet_nbytes(S, A, p, max(shard.branching, 1)) + dense + 16 * R * K * S
             + _ROW_BYTES * R * K * len(sweep.schemes) + _WORKER_BYTES + sampled)
 
 

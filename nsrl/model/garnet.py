@@ -125,8 +125,9 @@ def garnet(
         n_actions: number of actions n_A >= 1.
         branching: number of successors b of each (s, a), 1 <= b <= n_states.
         n_features: number of features p (default n_S // 10 as in the paper, at least 1 and
-            at most 1000). A Phi over 64 MiB drawn from an int seed is drawn when first
-            read (same numbers), so a model that never reads it never holds it.
+            at most 1000). A Phi over 64 MiB is drawn when first read (the same numbers;
+            a PCG64 Generator passed as ``seed`` ends where an eager draw leaves it), so a
+            model that never reads its features never holds them.
         gamma: discount factor in (0, 1).
         seed: the instance seed (int) or a Generator.
         draw: ``"auto"``, ``"classic"`` or ``"scalable"``: how successors are drawn (module
@@ -172,9 +173,14 @@ def garnet(
         return FiniteMDP.from_successors(nxt, probs, rng.random(n_states), gamma,
                                          features=rng.random((n_states, n_features)))
     r = rng.random(n_states)
-    lazy = (8 * n_states * n_features > _EAGER_FEATURE_BYTES
-            and not isinstance(seed, np.random.Generator))
+    # A large Phi is drawn when first read, from the state the generator has here; a
+    # Generator passed in is moved past it (advance: one 64-bit output per double, as drawing).
+    given = isinstance(seed, np.random.Generator)
+    lazy = 8 * n_states * n_features > _EAGER_FEATURE_BYTES and (
+        not given or isinstance(rng.bit_generator, (np.random.PCG64, np.random.PCG64DXSM)))
     if lazy:
-        return FiniteMDP._from_parts(nxt, probs, r, gamma,
-                                     feature_draw=FeatureDraw.here(rng, n_states, n_features))
+        draw = FeatureDraw.here(rng, n_states, n_features)
+        if given:
+            rng.bit_generator.advance(n_states * n_features)
+        return FiniteMDP._from_parts(nxt, probs, r, gamma, feature_draw=draw)
     return FiniteMDP._from_parts(nxt, probs, r, gamma, features=rng.random((n_states, n_features)))
