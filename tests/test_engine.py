@@ -60,3 +60,26 @@ def test_bad_arguments_are_named(mdp):
         nsrl.run("api", "projected", 3, rng=[0, 1], mdp=mdp)
     with pytest.raises(ValueError, match="max_samples"):
         nsrl.run("api", "projected", 3, rng=rngs(2), mdp=mdp, max_samples=10)
+
+
+def test_models_above_the_batched_size_run_on_the_reference_loop(mdp, monkeypatch):
+    """The path a 10^5-state sweep takes (reference loop, iterative exact backend), at 15."""
+    import nsrl.engine
+    from nsrl.exact import ExactBackend
+
+    batched = nsrl.run("psdp", "projected", 4, rng=rngs(2), mdp=mdp)
+    monkeypatch.setattr(nsrl.engine, "BATCHED_MAX_STATES", 10)
+    monkeypatch.setattr(ExactBackend, "__init__", _iterative_init(ExactBackend.__init__))
+    big = nsrl.garnet(15, 3, 2, seed=4)  # a new model: a new backend, iterative
+    large = nsrl.run("psdp", "projected", 4, rng=rngs(2), mdp=big)
+    assert batched.engine == "batched" and large.engine == "reference"
+    np.testing.assert_allclose(large.losses, batched.losses, atol=1e-7)
+    with pytest.raises(ValueError, match="n_S = 15 is above 10"):
+        nsrl.run("psdp", "projected", 4, rng=rngs(2), mdp=big, engine="batched")
+
+
+def _iterative_init(init):
+    def wrapped(self, mdp, memo_size=32):
+        init(self, mdp, memo_size)
+        self.dense = False
+    return wrapped
