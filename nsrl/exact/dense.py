@@ -1,21 +1,9 @@
-"""Exact values of small models by dense linear algebra (LAPACK), as in every earlier version.
+"""Exact values of small models by dense linear algebra, as in every earlier version.
 
-Notation follows Scherrer (2014), section 1: ``T_pi v = r_pi + gamma P_pi v``,
-``v_pi = (I - gamma P_pi)^{-1} r_pi``, ``d_{pi,nu} = (1 - gamma) nu (I - gamma P_pi)^{-1}``,
-the loss of a policy is ``mu (v* - v_pi)``.
-
-Every policy kind is evaluated exactly:
-
-* stationary (deterministic, stochastic table, mixture): one linear solve;
-* finite sequence ``sigma = pi_1 ... pi_k`` (pi_1 acts first):
-  ``v_sigma = T_{pi_1} ... T_{pi_k} v_empty`` (v_empty = r for a state reward, else 0);
-  a sequence built by ``prepend`` reuses its parent's value: one Bellman step;
-* periodic loop ``(sigma)^inf``: the fixed point of ``T_{pi_1} ... T_{pi_m}``, i.e.
-  ``v = c + M v`` with ``c = T_{pi_1} ... T_{pi_m} 0`` and ``M = gamma^m P_{pi_1} ... P_{pi_m}``.
-
-Linear systems are solved with LAPACK (``numpy.linalg.solve``); ``I - gamma P_pi`` has
-condition number at most (1 + gamma) / (1 - gamma), 2e3 at gamma = 0.999, so float64 keeps
-about 12 correct digits there.
+Used by :class:`nsrl.exact.ExactBackend` up to ``DENSE_MAX_STATES`` states: one LU per
+stationary policy (``numpy.linalg.solve``), loops as ``(I - M) v = c`` with M dense, repeated
+segments by repeated squaring. ``I - gamma P_pi`` has condition number at most
+(1 + gamma) / (1 - gamma), 2e3 at gamma = 0.999, so float64 keeps about 12 correct digits.
 """
 
 from __future__ import annotations
