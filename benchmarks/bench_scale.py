@@ -189,6 +189,12 @@ def fmt(r: dict, key: str = "seconds") -> str:
     return f"{r[key]:.3g} s, {r['peak GiB']:.2f} GiB"
 
 
+def _best(base: dict, what: str) -> float:
+    """The faster of mdptoolbox's sparse and dense times for ``what`` (nan if neither ran)."""
+    times = [base[what, x]["seconds"] for x in ("sparse", "dense") if "seconds" in base[what, x]]
+    return min(times) if times else float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--child")
@@ -231,12 +237,7 @@ def main() -> None:
                     continue
                 base[what, layout] = run_task(f"mdptoolbox:{what}:{layout}", n, args.timeout)
 
-        def best(what):
-            times = [base[what, x]["seconds"] for x in ("sparse", "dense")
-                     if "seconds" in base[what, x]]
-            return min(times) if times else float("nan")
-
-        ups = [best(w) / ours[t]["seconds"] if "seconds" in ours[t] else float("nan")
+        ups = [_best(base, w) / ours[t]["seconds"] if "seconds" in ours[t] else float("nan")
                for w, t in (("eval", "eval"), ("pi", "vstar"))]
         print(f"| {n:,} | {fmt(ours['eval'])} | {fmt(base['eval', 'sparse'])} / "
               f"{fmt(base['eval', 'dense'])} | {fmt(ours['vstar'])} | "
