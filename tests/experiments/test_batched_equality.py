@@ -82,12 +82,12 @@ def test_a_subclass_does_not_run_its_parents_engine():
 
 
 @pytest.mark.parametrize("branch_name, scheme, probe", [
-    ("functional-graph", "api", "nsrl.batched.linalg.gmres.functional_values"),
+    ("functional-graph", "api", "nsrl.batched.linalg.solvers.functional_values"),
     ("woodbury", "api", "nsrl.batched.api.PolicyInverse"),
     ("gmres", "api", "nsrl.batched.linalg.gmres.loop_fixed_points"),
     ("gmres", "api(0.1)", "nsrl.batched.linalg.gmres.table_values"),
     ("krylov-loop", "psdp", "nsrl.batched.linalg.gmres.loop_values"),
-    ("direct-lu", "psdp", "nsrl.batched.linalg.state.Batch.solve_loop"),
+    ("direct-lu", "psdp", "nsrl.batched.linalg.solvers.solve_loop"),
     ("mixed-precision", "cpi(0.1)", "scipy.linalg.lapack.sgetrs"),
 ])
 def test_each_branch_is_taken(monkeypatch, branch_name, scheme, probe):
