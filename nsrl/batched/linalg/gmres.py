@@ -1,8 +1,8 @@
 """Certified GMRES on the sweep's sparse operators: values without dense LU (compiled).
 
-At n_S = 200 one dense LU costs about 0.3 ms here, more than the sweep can afford per
-scheme-iteration (docs/reproduce.md). But every value the sweep needs solves ``(I - M) x = b``
-where ``M x`` is cheap:
+A dense LU per value costs more than the sweep can afford per scheme-iteration at n_S = 200
+(docs/benchmarks.md). But every value the sweep needs solves ``(I - M) x = b`` where ``M x``
+is cheap:
 
 * ``LOOP``: ``M = g P_{w_0} P_{w_1} ... P_{w_{m-1}}`` for a window of deterministic policies
   (NSPI(m)'s loop, PSDP's loop, a single policy when m = 1): m sparse products of b

@@ -106,8 +106,8 @@ class StaleInverse:
 class System:
     """Products with the systems A = I - gamma P_T of some runs, through their sparse tables.
 
-    (Dense products with A were measured slower: at n_S = 200 each reads 320 kB per run
-    from memory, against n_A b successors per state for the tables.)
+    (Dense products with A are slower: at n_S = 200 each reads 320 kB per run from memory,
+    against n_A b successors per state for the tables.)
 
     Args:
         batch: the Batch.

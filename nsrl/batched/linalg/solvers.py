@@ -29,24 +29,24 @@ class Solvers:
     """The solver choices of the batched engines.
 
     Attributes:
+    Each threshold is where one method overtakes the other; the measurements behind them are
+    in docs/benchmarks.md.
+
+    Attributes:
         gmres_min_branching: deterministic policies (API, NSPI's and PSDP's loops) are
-            evaluated by certified GMRES from this branching b on: ~40 Krylov steps at b = 10
-            beat one LU at n_S = 200, ~80 at b = 2 do not. Below it: an LU, or at b = 1 the
-            O(n) functional-graph solve (always used at b = 1).
+            evaluated by certified GMRES from this branching b on (P_pi mixes fast there).
+            Below it: an LU, or at b = 1 the O(n) functional-graph solve (always at b = 1).
         gmres_min_states: API(alpha)'s mixtures by GMRES on the mixture's table (at
-            b >= ``gmres_min_branching``) from this many states on: ~30 Krylov steps from the
-            previous value take 0.55-0.8 of an LU's time at n_S = 200, 1.3-2.5 times it at
-            n_S = 50-100.
+            b >= ``gmres_min_branching``) from this many states on; an LU below.
         mixed_min_states: LU factors in single precision, refined to double precision, from
-            this many states on (API(alpha), CPI(alpha)): the refinement pays from n_S = 150;
-            at 100 and below the call overheads dominate.
+            this many states on (API(alpha), CPI(alpha)); below, call overheads dominate.
         woodbury_min_states: API by Sherman-Morrison-Woodbury updates of each run's inverse
             from this many states on (for 1 < b < ``gmres_min_branching`` and
-            n_A <= ``woodbury_max_actions``): faster than an LU per iteration only there.
+            n_A <= ``woodbury_max_actions``).
         woodbury_max_actions: see ``woodbury_min_states`` (more actions, more changed states).
         psdp_dense_max: PSDP keeps its loop's matrix M dense up to this many states (one
-            sparse product and one small LU per iteration beat GMRES over a window of up to
-            100 policies there); above, certified GMRES on the window.
+            sparse product and one small LU per iteration); above, certified GMRES on the
+            window.
     """
 
     gmres_min_branching: int = 5

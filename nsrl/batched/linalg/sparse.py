@@ -19,8 +19,8 @@ from numba import njit
 def row_dot(nxt, probs, s, a, x):  # pragma: no cover - compiled
     """sum_j probs[s, a, j] x[nxt[s, a, j]], summed in j order (unrolled for b = 1, 2, 10).
 
-    The paper's branchings get straight-line code (measured 17-26% faster products than
-    the loop with a run-time trip count); the sum is the loop's, bit for bit.
+    The paper's branchings get straight-line code (faster than the loop with a run-time
+    trip count; docs/benchmarks.md); the sum is the loop's, bit for bit.
     """
     width = nxt.shape[2]
     if width == 2:
