@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from test_engines_equal_the_reference import registered_names
+from fixtures import registered_names
 
 import nsrl
 from nsrl.schemes import make_scheme

@@ -11,21 +11,12 @@ import inspect
 
 import numpy as np
 import pytest
+from fixtures import registered_names
 
 import nsrl
 from nsrl.batched import ENGINES, engine_for, has_engine
 from nsrl.batched.linalg.solvers import Solvers
 from nsrl.schemes import API, SCHEMES, make_scheme
-
-# What each kind of argument is tried with: the paper's value, an interior one, the full step
-# (alpha = 1, where a mixture is replaced by the greedy policy) and NSPI(1) == API.
-ARGUMENTS = {None: [None], "alpha": ["0.1", "0.5", "1"], "m": ["1", "4"]}
-
-
-def registered_names():
-    return [e.base if arg is None else f"{e.base}({arg})"
-            for e in SCHEMES.values() for arg in ARGUMENTS[e.argument]]
-
 
 # Solver branch -> (Garnet (n_S, n_A, b), Solvers that send these MDPs down that branch).
 BRANCHES = {
