@@ -15,7 +15,7 @@ import sys
 from nsrl.cli import common
 from nsrl.cli.common import UsageError, integer, user_input
 from nsrl.cli.core import add_rollout_arguments
-from nsrl.greedy.registry import operator_entry, operator_names, options_for
+from nsrl.greedy.registry import operator_names, options_for
 
 
 def _split(text: str) -> list[str]:
@@ -44,9 +44,6 @@ def _cmd_compare(args) -> int:
     from nsrl.experiments.storage import check_folder
 
     schemes, operators = _names("--schemes", args.schemes), _names("--operators", args.operators)
-    with user_input():
-        for op in operators:
-            operator_entry(op)  # an unknown name, before the flags are checked against it
     given = common.operator_options(args, operators)
     with user_input():
         out = check_folder(args.out)
