@@ -122,15 +122,16 @@ def run(scheme, operator, n_iterations: int = 100, *, rng, engine: str = "auto",
     if several and max_samples is not None:
         raise ValueError("max_samples stops each run at its own iteration: give one "
                          "Generator per call (rng=np.random.default_rng(seed)).")
-    why = _why_not_batched(scheme, operator, mdp, reference_only)
+    batched = engine == "batched" or (engine == "auto" and several)
+    why = _why_not_batched(scheme, operator, mdp, reference_only) if batched else ""
     if engine == "batched":
-        from nsrl.batched.registry import engine_for
+        from nsrl.batched import engine_for
 
         engine_for(scheme)  # TypeError naming the way out for a class without an engine
-    if engine == "batched" and why:
-        raise ValueError(f"the batched engines cannot run this: {why}; use engine='auto' or "
-                         f"'reference'.")
-    if engine == "batched" or (engine == "auto" and several and not why):
+        if why:
+            raise ValueError(f"the batched engines cannot run this: {why}; use engine='auto' "
+                             f"or 'reference'.")
+    if batched and not why:
         from nsrl.batched import DEFAULT, run_batched
 
         spec = operator if isinstance(operator, OperatorSpec) else \
@@ -162,7 +163,7 @@ def _generators(rng) -> list[np.random.Generator]:
 
 def _why_not_batched(scheme, operator, mdp, reference_only: dict) -> str:
     """Why the batched engines cannot compute this run ('' when they can)."""
-    from nsrl.batched.registry import has_engine  # the registry alone: no compiled kernels
+    from nsrl.batched import has_engine  # loads the engines (they register on import)
 
     asked = [k for k, v in reference_only.items() if v]
     if asked:

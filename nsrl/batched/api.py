@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nsrl.batched.linalg import refine, solvers
 from nsrl.batched.linalg.state import Batch
 from nsrl.batched.linalg.woodbury import PolicyInverse
 from nsrl.batched.registry import register
@@ -29,18 +30,18 @@ def api(b: Batch, scheme, U, out) -> None:
 
     Low-rank updates of each run's inverse where ``b.solvers`` says they pay
     (:mod:`nsrl.batched.linalg.woodbury`: the greedy policy changes in ~n_S / 8 states per
-    iteration); otherwise Batch.policy_values.
+    iteration); otherwise solvers.policy_values.
     """
     acts = start_actions(b, U.shape[0])
     memory, alpha = rules.start_memory(scheme), rules.step_size(scheme, None, b.gamma, None)
-    width, solvers = b.nxt.shape[2], b.solvers
-    low_rank = (1 < width < solvers.gmres_min_branching and b.n >= solvers.woodbury_min_states
-                and b.mdp.n_actions <= solvers.woodbury_max_actions)
+    width, limits = b.nxt.shape[2], b.solvers
+    low_rank = (1 < width < limits.gmres_min_branching and b.n >= limits.woodbury_min_states
+                and b.mdp.n_actions <= limits.woodbury_max_actions)
     inverse = PolicyInverse(b, acts) if low_rank else None
-    v = inverse.values(acts) if inverse else b.policy_values(acts)
+    v = inverse.values(acts) if inverse else solvers.policy_values(b, acts)
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
-        v = inverse.values(acts) if inverse else b.policy_values(acts, v)
+        v = inverse.values(acts) if inverse else solvers.policy_values(b, acts, v)
         memory = rules.memory_after(scheme, memory, alpha)
         out["loss"][:, k], out["memory"][:, k] = b.loss(v), memory
 
@@ -52,7 +53,7 @@ def api_alpha(b: Batch, scheme, U, out) -> None:
     Each value: certified GMRES on the table from the previous value where that beats an LU
     (``b.solvers``: gmres_min_branching, gmres_min_states); otherwise the system I - gamma P_pi
     is kept as a running sum too, and factored: one single-precision LU, refined to double
-    precision (Batch.solve_factored).
+    precision (refine.solve_factored).
     """
     alpha = rules.step_size(scheme, None, b.gamma, None)
     if rules.replaces(alpha):  # a full step is the greedy policy itself: API, step 1 recorded
@@ -64,19 +65,19 @@ def api_alpha(b: Batch, scheme, U, out) -> None:
     pi0 = start_actions(b, n_runs)
     onehot = np.eye(b.mdp.n_actions)
     T, rpi = onehot[pi0], b.mdp.R[b.states, pi0]
-    v = b.policy_values(pi0)  # pi_0 is deterministic
+    v = solvers.policy_values(b, pi0)  # pi_0 is deterministic
     memory = np.full(n_runs, rules.start_memory(scheme), dtype=np.int64)
     iterative = (b.nxt.shape[2] >= b.solvers.gmres_min_branching
                  and b.n >= b.solvers.gmres_min_states)
-    A = None if iterative else b.systems(pi0, b.lu_dtype)  # only ever factored
+    A = None if iterative else solvers.systems(b, pi0, b.lu_dtype)  # only ever factored
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
         T = rules.mix(T, onehot[acts], alpha)
         rpi = rules.mix(rpi, b.mdp.R[b.states, acts], alpha)
         if iterative:
-            v = b.table_values(T, rpi, v)
+            v = solvers.table_values(b, T, rpi, v)
         else:
-            b.mix(A, everyone, acts, alpha)
-            v = b.solve_factored(b.factor(A), T, rpi, x0=v)
+            solvers.mix(b, A, everyone, acts, alpha)
+            v = refine.solve_factored(b, refine.factor(b, A), T, rpi, x0=v)
         memory = rules.memory_after(scheme, memory, np.full(n_runs, alpha))
         out["loss"][:, k], out["memory"][:, k], out["step"][:, k] = b.loss(v), memory, alpha

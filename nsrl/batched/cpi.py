@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.batched.api import start_actions
-from nsrl.batched.linalg import gmres
+from nsrl.batched.linalg import gmres, refine, solvers
 from nsrl.batched.linalg.linesearch import (
     VALUE_TOL,
     StaleInverse,
@@ -41,10 +41,11 @@ def cpi(b: Batch, scheme, U, out) -> None:
     T = np.eye(b.mdp.n_actions)[pi0]
     plus = scheme.line_search is not None  # CPI+: candidates scored on a shared subspace
     # CPI+'s direct fallbacks read A in double precision; CPI(alpha) only factors it
-    A, rpi = b.systems(pi0, np.float64 if plus else b.lu_dtype), b.mdp.R[b.states, pi0]
+    A, rpi = solvers.systems(b, pi0, np.float64 if plus else b.lu_dtype), b.mdp.R[b.states, pi0]
     inv = StaleInverse(b, A) if plus else None
-    lus = None if plus else b.factor(A)
-    v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else b.solve_factored(lus, T, rpi)
+    lus = None if plus else refine.factor(b, A)
+    v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else \
+        refine.solve_factored(b, lus, T, rpi)
     memory, losses = np.full(n_runs, rules.start_memory(scheme), dtype=np.int64), b.loss(v)
     active = np.arange(n_runs)  # CPI and CPI+ stop for good once their rule fires
     d = np.zeros((n_runs, b.n))  # every run's last occupancy: CPI's refinement starts there
@@ -56,7 +57,7 @@ def cpi(b: Batch, scheme, U, out) -> None:
                 inv.refresh(active, A)
                 d[active] = inv.occupancy(active, T_active)
             else:
-                d[active] = b.occupancy_factored([lus[r] for r in active], T_active,
+                d[active] = refine.occupancy_factored(b, [lus[r] for r in active], T_active,
                                                  d[active] if k else None)
             alpha, acts, v_new = cpi_step(b, scheme, T_active, A, rpi[active], v[active],
                                           U, k, d[active], inv, active)
@@ -70,10 +71,10 @@ def cpi(b: Batch, scheme, U, out) -> None:
                     inv.drift[active] += a
                     v[active] = v_new[moved]
                 else:
-                    new = b.factor(A, active)
+                    new = refine.factor(b, A, active)
                     for r, lu in zip(active, new, strict=True):
                         lus[r] = lu
-                    v[active] = b.solve_factored(new, T[active], rpi[active], x0=v[active])
+                    v[active] = refine.solve_factored(b, new, T[active], rpi[active], x0=v[active])
                 losses[active] = b.loss(v[active])
         out["loss"][:, k], out["memory"][:, k] = losses, memory
 
@@ -82,7 +83,7 @@ def _fold_in(b: Batch, T, rpi, A, runs, acts, a) -> None:
     """(1 - a) pi + a pi' for ``runs``, in place: tables, rewards and systems (rules.mix)."""
     T[runs] = rules.mix(T[runs], np.eye(T.shape[2])[acts], a)
     rpi[runs] = rules.mix(rpi[runs], b.mdp.R[b.states, acts], a)
-    b.mix(A, runs, acts, a)
+    solvers.mix(b, A, runs, acts, a)
 
 
 def cpi_step(b: Batch, scheme, T, A, rpi, v, noise, k, d, inv, runs):
@@ -154,7 +155,7 @@ def _line_search(b: Batch, inv, runs, T, A, rpi, v, acts, alpha):
     score = values @ b.mdp.start
 
     def solve_directly(which):
-        values[which] = b.evaluate_mixtures(A, runs, rpi, acts, owner[which], steps[which])
+        values[which] = solvers.evaluate_mixtures(b, A, runs, rpi, acts, owner[which], steps[which])
         err[which], score[which] = 0.0, values[which] @ b.mdp.start
 
     while True:  # a provisional best must be accurate before it can rank the others
@@ -200,7 +201,8 @@ def _line_search_accurate(b: Batch, rule, noise, inv, runs, T, A, rpi, v, acts, 
         values[loose] = x
         still = loose[err[loose] > VALUE_TOL]
         if still.size:
-            values[still] = b.evaluate_mixtures(A, runs, rpi, acts, owner[still], steps[still])
+            values[still] = solvers.evaluate_mixtures(b, A, runs, rpi, acts, owner[still],
+                                                      steps[still])
 
     def scores(x, who):
         if b.value_estimate == "exact":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.batched.api import api, start_actions
+from nsrl.batched.linalg import solvers
 from nsrl.batched.linalg.state import Batch
 from nsrl.batched.registry import register
 from nsrl.model.memory import check_memory
@@ -16,7 +17,7 @@ def nspi(b: Batch, scheme, U, out) -> None:
     """NSPI(m): window[r, 0] is the newest policy, which acts first.
 
     The loop's value comes from certified GMRES warm-started at the previous value
-    (:meth:`Batch.loop_krylov`): m sparse products per Krylov step, no dense matrix.
+    (``solvers.loop_krylov``): m sparse products per Krylov step, no dense matrix.
     """
     m = scheme.m
     if m == 1:  # NSPI(1) is API (section 2)
@@ -24,9 +25,9 @@ def nspi(b: Batch, scheme, U, out) -> None:
     check_memory(8.0 * U.shape[0] * m * b.n, f"NSPI({m})'s window of {U.shape[0]} runs",
                  "lower m (or run it with nsrl.run, which keeps m copies of pi_0 as one)")
     window = np.repeat(start_actions(b, U.shape[0])[:, None], m, axis=1)  # m copies of pi_0
-    v = b.policy_values(window[:, 0])  # the loop of pi_0 m times has pi_0's value
+    v = solvers.policy_values(b, window[:, 0])  # the loop of pi_0 m times has pi_0's value
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
         window = np.concatenate([acts[:, None], window[:, :-1]], axis=1)
-        v = b.loop_krylov(window, b.apply(acts, v))  # the new policy, then the old loop
+        v = solvers.loop_krylov(b, window, b.apply(acts, v))  # the new policy, then the old loop
         out["loss"][:, k], out["memory"][:, k] = b.loss(v), rules.memory_after(scheme, m)

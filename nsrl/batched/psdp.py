@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nsrl.batched.linalg import solvers
 from nsrl.batched.linalg.state import Batch
 from nsrl.batched.registry import register
 from nsrl.schemes import PSDP, rules
@@ -15,7 +16,7 @@ def psdp(b: Batch, scheme, U, out) -> None:
 
     Small MDPs (n_S <= ``b.solvers.psdp_dense_max``) keep M_{k+1} = gamma P_{pi_{k+1}} M_k
     dense (one sparse product and one small LU per iteration); larger ones never form M:
-    certified GMRES on the window of k policies (Batch.loop_krylov), warm-started.
+    certified GMRES on the window of k policies (solvers.loop_krylov), warm-started.
     """
     n_runs, n_iterations = U.shape[:2]
     v_sigma = np.broadcast_to(b.mdp.terminal_value, (n_runs, b.n)).copy()
@@ -31,13 +32,13 @@ def psdp(b: Batch, scheme, U, out) -> None:
         acts = b.greedy_nu(v_sigma, U[:, k])
         v_sigma, c = b.apply(acts, v_sigma), b.apply(acts, c)
         if dense:
-            b.propagate(acts, M, buf)
+            solvers.propagate(b, acts, M, buf)
             M, buf = buf, M
-            v = b.solve_loop(M, c)
+            v = solvers.solve_loop(b, M, c)
         else:
             sigma[:, n_iterations - 1 - k] = acts
             window = sigma[:, n_iterations - 1 - k:]
             # warm start: pi_{k+1} then the old loop differs from the new loop after k+1 steps
-            v = b.loop_krylov(window, c if v is None else b.apply(acts, v), c)
+            v = solvers.loop_krylov(b, window, c if v is None else b.apply(acts, v), c)
         memory = rules.memory_after(scheme, memory)
         out["loss"][:, k], out["memory"][:, k] = b.loss(v), memory

@@ -162,6 +162,9 @@ def operator_options(args, operators) -> dict:
     """
     from nsrl.greedy.registry import operator_entry, takers, unused_options
 
+    with user_input():  # an unknown operator name
+        for name in operators:
+            operator_entry(name)
     given = {flag: getattr(args, flag[2:].replace("-", "_"), None) for flag in OPERATOR_FLAGS}
     given = {flag: v for flag, v in given.items() if v is not None}
     options = {OPERATOR_FLAGS[f]: v for f, v in given.items()}

@@ -12,18 +12,10 @@ from __future__ import annotations
 
 import sys
 
-from nsrl.cli.common import (
-    UsageError,
-    add_operator_arguments,
-    add_problem_arguments,
-    check_sample_memory,
-    integer,
-    load_problem,
-    operator_options,
-    user_input,
-)
+from nsrl.cli import common
+from nsrl.cli.common import UsageError, integer, user_input
 from nsrl.cli.core import add_rollout_arguments
-from nsrl.greedy.registry import operator_entry, operator_names, options_for
+from nsrl.greedy.registry import operator_names, options_for
 
 
 def _split(text: str) -> list[str]:
@@ -52,13 +44,10 @@ def _cmd_compare(args) -> int:
     from nsrl.experiments.storage import check_folder
 
     schemes, operators = _names("--schemes", args.schemes), _names("--operators", args.operators)
-    with user_input():
-        for op in operators:
-            operator_entry(op)  # an unknown name, before the flags are checked against it
-    given = operator_options(args, operators)
+    given = common.operator_options(args, operators)
     with user_input():
         out = check_folder(args.out)
-        mdp = load_problem(args)
+        mdp = common.load_problem(args)
         learners = {}
         per_operator = options_for(operators, given)
         for scheme in schemes:
@@ -69,7 +58,7 @@ def _cmd_compare(args) -> int:
             learners.update(load_sb3(_split(args.sb3)))
         per_call = max(1, args.budget // args.iterations)  # as scheme_learner draws them
         for op in operators:
-            check_sample_memory(op, mdp, per_call,
+            common.check_sample_memory(op, mdp, per_call,
                                 f"--budget {args.budget} ({per_call:,} transitions per greedy "
                                 f"call, budget / iterations)", "lower --budget")
     out.mkdir(parents=True, exist_ok=True)
@@ -91,7 +80,7 @@ _DEFAULTS = {"--schemes": "api,cpi(0.1),nspi(5)", "--operators": "rollout-csc,ls
 def add_parser(subparsers) -> None:
     """Register ``nsrl compare``."""
     p = subparsers.add_parser("compare", help="exact loss vs samples: sample-based vs exact")
-    add_problem_arguments(p)
+    common.add_problem_arguments(p)
     p.add_argument("--schemes", default=_DEFAULTS["--schemes"], help="comma-separated schemes")
     p.add_argument("--operators", default=_DEFAULTS["--operators"],
                    help=", ".join(operator_names()))
@@ -99,7 +88,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--iterations", type=integer(1), default=20,
                    help="scheme iterations per run (20)")
     add_rollout_arguments(p)
-    add_operator_arguments(p, ["--noise", "--representation"], {
+    common.add_operator_arguments(p, ["--noise", "--representation"], {
         "--noise": "noise amplitude iota of the projected operator",
         "--representation": "state features of the sample-based operators (default: Phi)"})
     p.add_argument("--seeds", type=integer(1), default=3, help="runs per learner (3)")

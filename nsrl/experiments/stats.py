@@ -49,8 +49,8 @@ def per_mdp(df: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"the table lacks columns {sorted(missing)}; is it nsrl's tidy table?")
     keys = INSTANCE + ["mdp", "scheme", "iteration"]
-    # numpy reductions over factorized keys (pandas' groupby was 13 ms per shard, most of
-    # the report's time); rows come out sorted by the keys, as groupby(sort=True).
+    # numpy reductions over factorized keys (pandas' groupby was most of the report's time:
+    # docs/benchmarks.md); rows come out sorted by the keys, as groupby(sort=True).
     codes, uniques = zip(*(pd.factorize(df[k], sort=True) for k in keys), strict=True)
     group = np.ravel_multi_index(codes, [len(u) for u in uniques])
     cells, inverse = np.unique(group, return_inverse=True)

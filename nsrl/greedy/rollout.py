@@ -347,9 +347,8 @@ class RolloutCSC(_RolloutOperator):
         """``x`` as CSR when it is large and mostly zeros (one-hot rows of many states).
 
         scikit-learn's linear classifiers then cost time in the non-zeros rather than the
-        entries (LogisticRegression on 1 800 one-hot rows of 200 states twice as fast, same
-        coefficients to 1e-15); a classifier that refuses sparse input is refitted on the
-        dense array and gets it from then on.
+        entries (same coefficients; docs/benchmarks.md); a classifier that refuses sparse
+        input is refitted on the dense array and gets it from then on.
         """
         if not self._sparse or x.size < SPARSE_SIZE \
                 or np.count_nonzero(x) > SPARSE_DENSITY * x.size:

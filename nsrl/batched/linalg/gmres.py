@@ -1,8 +1,8 @@
 """Certified GMRES on the sweep's sparse operators: values without dense LU (compiled).
 
-At n_S = 200 one dense LU costs about 0.3 ms here, more than the sweep can afford per
-scheme-iteration (docs/reproduce.md). But every value the sweep needs solves ``(I - M) x = b``
-where ``M x`` is cheap:
+A dense LU per value costs more than the sweep can afford per scheme-iteration at n_S = 200
+(docs/benchmarks.md). But every value the sweep needs solves ``(I - M) x = b`` where ``M x``
+is cheap:
 
 * ``LOOP``: ``M = g P_{w_0} P_{w_1} ... P_{w_{m-1}}`` for a window of deterministic policies
   (NSPI(m)'s loop, PSDP's loop, a single policy when m = 1): m sparse products of b
@@ -28,34 +28,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nsrl.batched.linalg.solvers import RTOL
+from nsrl.batched.linalg import sparse
+from nsrl.batched.linalg.tolerances import RTOL
 
 LOOP, STOCH, STOCH_T = 0, 1, 2
 RESTART = 40
 MAX_ITER = 160
-
-
-@njit(inline="always")
-def row_dot(nxt, probs, s, a, x):  # pragma: no cover - compiled
-    """sum_j probs[s, a, j] x[nxt[s, a, j]], summed in j order (unrolled for b = 1, 2, 10).
-
-    The paper's branchings get straight-line code (measured 17-26% faster products than
-    the loop with a run-time trip count); the sum is the loop's, bit for bit.
-    """
-    width = nxt.shape[2]
-    if width == 2:
-        return probs[s, a, 0] * x[nxt[s, a, 0]] + probs[s, a, 1] * x[nxt[s, a, 1]]
-    if width == 1:
-        return probs[s, a, 0] * x[nxt[s, a, 0]]
-    if width == 10:
-        p, q = probs[s, a], nxt[s, a]
-        return (p[0] * x[q[0]] + p[1] * x[q[1]] + p[2] * x[q[2]] + p[3] * x[q[3]]
-                + p[4] * x[q[4]] + p[5] * x[q[5]] + p[6] * x[q[6]] + p[7] * x[q[7]]
-                + p[8] * x[q[8]] + p[9] * x[q[9]])
-    acc = 0.0
-    for j in range(width):
-        acc += probs[s, a, j] * x[nxt[s, a, j]]
-    return acc
 
 
 @njit(cache=True)
@@ -66,43 +44,18 @@ def _apply(kind, nxt, probs, window, T, g, x, out, tmp):  # pragma: no cover - c
         tmp[:] = x
         for i in range(window.shape[0] - 1, -1, -1):
             for s in range(n):
-                out[s] = row_dot(nxt, probs, s, window[i, s], tmp)
+                out[s] = sparse.row_dot(nxt, probs, s, window[i, s], tmp)
             tmp[:] = out
         for s in range(n):
             out[s] = x[s] - g * tmp[s]
     elif kind == STOCH:
-        _gather(nxt, probs, T, x, out)
+        sparse.gather(nxt, probs, T, x, out)
         for s in range(n):
             out[s] = x[s] - g * out[s]
     else:  # STOCH_T: out = x - gamma P_T^T x
-        _scatter(nxt, probs, T, x, out)
+        sparse.scatter(nxt, probs, T, x, out)
         for s in range(n):
             out[s] = x[s] - g * out[s]
-
-
-@njit(cache=True)
-def _gather(nxt, probs, T, x, out):  # pragma: no cover - compiled
-    """out = P_T x for one table T[s, a] (skipping the actions it does not use)."""
-    for s in range(x.shape[0]):
-        acc = 0.0
-        for a in range(T.shape[1]):
-            w = T[s, a]
-            if w != 0.0:
-                acc += w * row_dot(nxt, probs, s, a, x)
-        out[s] = acc
-
-
-@njit(cache=True)
-def _scatter(nxt, probs, T, x, out):  # pragma: no cover - compiled
-    """out = P_T^T x for one table T[s, a] (the transpose of :func:`_gather`)."""
-    width = nxt.shape[2]
-    out[:] = 0.0
-    for s in range(x.shape[0]):
-        for a in range(T.shape[1]):
-            w = T[s, a] * x[s]
-            if w != 0.0:
-                for j in range(width):
-                    out[nxt[s, a, j]] += w * probs[s, a, j]
 
 
 @njit(cache=True)
@@ -177,18 +130,6 @@ def _gmres(kind, nxt, probs, window, T, g, r, x, tol, V, W, H, work):  # pragma:
 
 
 @njit(cache=True)
-def _chain(nxt, probs, R, gamma, window, x, out, tmp):  # pragma: no cover - compiled
-    """out = T_{w_0} T_{w_1} ... T_{w_{m-1}} x (w_{m-1} applied first; out may not be x)."""
-    n = x.shape[0]
-    tmp[:] = x
-    for i in range(window.shape[0] - 1, -1, -1):
-        for s in range(n):
-            a = window[i, s]
-            out[s] = R[s, a] + gamma * row_dot(nxt, probs, s, a, tmp)
-        tmp[:] = out
-
-
-@njit(cache=True)
 def _solve_batch(kind, nxt, probs, windows, Ts, g, rhs, x0, rtol, atol, R,
                  gamma):  # pragma: no cover
     """Every run's system; run r stops at residual <= max(rtol scale_r, atol[r]).
@@ -214,7 +155,7 @@ def _solve_batch(kind, nxt, probs, windows, Ts, g, rhs, x0, rtol, atol, R,
         w = windows[min(i, windows.shape[0] - 1)]
         T = Ts[min(i, Ts.shape[0] - 1)]
         if fixed_point:
-            _chain(nxt, probs, R, gamma, w, X[i], r, tmp)
+            sparse.chain(nxt, probs, R, gamma, w, X[i], r, tmp)
             scale = (1.0 - g) * np.sqrt(np.dot(r, r))
             r -= X[i]
         else:
@@ -224,129 +165,6 @@ def _solve_batch(kind, nxt, probs, windows, Ts, g, rhs, x0, rtol, atol, R,
         tol = max(rtol * scale, atol[min(i, atol.shape[0] - 1)])
         used[i], ok[i] = _gmres(kind, nxt, probs, w, T, g, r, X[i], tol, V, W, H, work)
     return X, ok, used
-
-
-@njit(cache=True)
-def loop_rhs(nxt, probs, R, gamma, windows):  # pragma: no cover - compiled
-    """c[r] = T_{w_0} T_{w_1} ... T_{w_{m-1}} 0 for every run's window (deterministic T's)."""
-    n_runs, m, n = windows.shape
-    c = np.empty((n_runs, n))
-    zero = np.zeros(n)
-    tmp = np.empty(n)
-    for r in range(n_runs):
-        _chain(nxt, probs, R, gamma, windows[r], zero, c[r], tmp)
-    return c
-
-
-@njit(cache=True)
-def functional_values(nxt, windows, c, g):  # pragma: no cover - compiled
-    """x = c + g x[F] exactly, F the successor map of a window of deterministic policies.
-
-    On b = 1 Garnets a deterministic policy's P_pi is a map f(s) = nxt[s, pi(s), 0], and
-    the window (w_0, ..., w_{m-1}) (w_0 acting first) composes to F = f_{m-1} o ... o f_0,
-    so that (g P_{w_0} ... P_{w_{m-1}} x)(s) = g x[F(s)]. Every state walks a path into one
-    cycle of F, whose values have a closed form, and the paths fill in backwards: O(m n),
-    no rounding beyond the geometric sums. ``windows`` has shape (R, m, n).
-    """
-    n_runs, n = c.shape
-    x = np.empty((n_runs, n))
-    F = np.empty(n, dtype=np.int64)
-    state = np.zeros(n, dtype=np.int8)  # 0 new, 1 on the current path, 2 solved
-    path = np.empty(n, dtype=np.int64)
-    for r in range(n_runs):
-        for s in range(n):
-            t = s
-            for i in range(windows.shape[1]):
-                t = nxt[t, windows[r, i, t], 0]
-            F[s] = t
-        state[:] = 0
-        for s0 in range(n):
-            top, s = 0, s0
-            while state[s] == 0:
-                state[s] = 1
-                path[top] = s
-                top += 1
-                s = F[s]
-            if state[s] == 1:  # a new cycle: path[i:top], starting at s
-                i = top - 1
-                while path[i] != s:
-                    i -= 1
-                acc, p = 0.0, 1.0
-                for j in range(i, top):
-                    acc += p * c[r, path[j]]
-                    p *= g
-                x[r, s] = acc / (1.0 - p)
-                state[s] = 2
-                for j in range(top - 1, i, -1):
-                    u = path[j]
-                    x[r, u] = c[r, u] + g * x[r, F[u]]
-                    state[u] = 2
-                top = i
-            for j in range(top - 1, -1, -1):
-                u = path[j]
-                x[r, u] = c[r, u] + g * x[r, F[u]]
-                state[u] = 2
-    return x
-
-
-@njit(cache=True)
-def _table_vectors(nxt, probs, T, x, transpose):  # pragma: no cover - compiled
-    """y[r] = P_{T[r]} x[r] (or P_{T[r]}^T x[r]) for every run."""
-    y = np.empty_like(x)
-    for r in range(x.shape[0]):
-        if transpose:
-            _scatter(nxt, probs, T[r], x[r], y[r])
-        else:
-            _gather(nxt, probs, T[r], x[r], y[r])
-    return y
-
-
-@njit(cache=True)
-def _difference_vectors(nxt, probs, acts, T, x):  # pragma: no cover - compiled
-    """y[r] = P_{acts[r]} x[r] - P_{T[r]} x[r]: a deterministic policy against a table."""
-    n_runs, n = x.shape
-    y = np.empty_like(x)
-    for r in range(n_runs):
-        _gather(nxt, probs, T[r], x[r], y[r])
-        xr = x[r]
-        for s in range(n):
-            y[r, s] = row_dot(nxt, probs, s, acts[r, s], xr) - y[r, s]
-    return y
-
-
-@njit(cache=True)
-def _table_columns(nxt, probs, T, X):  # pragma: no cover - compiled
-    """Y[r] = P_{T[r]} X[r] for blocks X of shape (R, n, J)."""
-    n_runs, n, J = X.shape
-    width = nxt.shape[2]
-    Y = np.zeros_like(X)
-    for r in range(n_runs):
-        for s in range(n):
-            for a in range(T.shape[2]):
-                w = T[r, s, a]
-                if w != 0.0:
-                    for j in range(width):
-                        p = w * probs[s, a, j]
-                        t = nxt[s, a, j]
-                        for k in range(J):
-                            Y[r, s, k] += p * X[r, t, k]
-    return Y
-
-
-def table_mv(nxt, probs, T, x, transpose=False):
-    """P_T x (or P_T^T x, vectors only) for every run: x of shape (R, n) or (R, n, J)."""
-    T = np.ascontiguousarray(T)
-    if x.ndim == 2:
-        return _table_vectors(nxt, probs, T, np.ascontiguousarray(x), transpose)
-    if transpose:
-        raise ValueError("transposed products take vectors (R, n), not blocks (R, n, J).")
-    return _table_columns(nxt, probs, T, np.ascontiguousarray(x))
-
-
-def difference_mv(nxt, probs, acts, T, x):
-    """(P_pi' - P_T) x for every run: pi' = acts[r] deterministic, T[r] a table; x (R, n)."""
-    return _difference_vectors(nxt, probs, np.ascontiguousarray(acts), np.ascontiguousarray(T),
-                               np.ascontiguousarray(x))
 
 
 _NO_WINDOW = np.zeros((1, 1, 1), dtype=np.int64)

@@ -26,8 +26,9 @@ import numpy as np
 from numba import njit
 from scipy.linalg import lapack
 
-from nsrl.batched.linalg import gmres
-from nsrl.batched.linalg.solvers import OCCUPANCY_RTOL, RTOL
+from nsrl.batched.linalg import solvers, sparse
+from nsrl.batched.linalg.functional import functional_values
+from nsrl.batched.linalg.tolerances import OCCUPANCY_RTOL, RTOL
 from nsrl.schemes import rules
 
 BASIS = 8  # dimension J of the candidates' shared subspace
@@ -91,7 +92,7 @@ class StaleInverse:
             self.drift[stale] = 0.0
 
     def occupancy(self, runs: np.ndarray, T: np.ndarray) -> np.ndarray:
-        """d_{pi,nu} of the runs ``runs`` with tables ``T`` (as Batch.occupancy), certified."""
+        """d_{pi,nu} of the runs ``runs`` with tables ``T``, certified by its residual."""
         b = self.b
         rhs = np.broadcast_to((1.0 - b.gamma) * b.mdp.start, (len(runs), b.n))
         # warm start: the runs' previous occupancies (CPI+'s steps are small)
@@ -105,8 +106,8 @@ class StaleInverse:
 class System:
     """Products with the systems A = I - gamma P_T of some runs, through their sparse tables.
 
-    (Dense products with A were measured slower: at n_S = 200 each reads 320 kB per run
-    from memory, against n_A b successors per state for the tables.)
+    (Dense products with A are slower: at n_S = 200 each reads 320 kB per run from memory,
+    against n_A b successors per state for the tables.)
 
     Args:
         batch: the Batch.
@@ -119,7 +120,7 @@ class System:
     def __call__(self, x: np.ndarray, transpose: bool = False) -> np.ndarray:
         """A[r] x[r] (or A[r]^T x[r]) for x of shape (R, n) (or (R, n, J), not transposed)."""
         b = self.b
-        return x - b.gamma * gmres.table_mv(b.nxt, b.probs, self.T, x, transpose)
+        return x - b.gamma * sparse.table_mv(b.nxt, b.probs, self.T, x, transpose)
 
 
 def solve(B, op: System, rhs, transpose=False, x0=None, rtol=RTOL, sweeps=MAX_SWEEPS,
@@ -141,7 +142,7 @@ def solve(B, op: System, rhs, transpose=False, x0=None, rtol=RTOL, sweeps=MAX_SW
         x += _mv(Bm, res * left[:, None])
     if direct:
         left = np.linalg.norm(rhs - op(x, transpose), axis=1) > tol
-        x[left] = op.b.solve_tables(op.T[left], rhs[left], transpose)
+        x[left] = solvers.solve_tables(op.b, op.T[left], rhs[left], transpose)
     return x
 
 
@@ -166,7 +167,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
     rn = b.mdp.R[b.states, acts]
 
     def G(x):  # gamma (P_pi' - P_pi) x, one compiled pass
-        return gamma * gmres.difference_mv(b.nxt, b.probs, acts, op.T, x)
+        return gamma * sparse.difference_mv(b.nxt, b.probs, acts, op.T, x)
 
     w = rn - rpi + G(v)
     own = rpi - op(v)  # v's residual, carried into every candidate
@@ -181,7 +182,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
         # b = 1: (I - gamma P_pi')^{-1} is an O(n) functional-graph solve, so the steps near
         # a = 1 get their own Krylov vectors: A - aG = A' + (1 - a) G, A' = I - gamma P_pi'.
         def solve_new(y):
-            return gmres.functional_values(b.nxt, acts[:, None, :], y, gamma)
+            return functional_values(b.nxt, acts[:, None, :], y, gamma)
 
         z = solve_new(w)
         for i in range(FAR_BASIS):
@@ -189,7 +190,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
             z = solve_new(G(z))
     Q = np.linalg.qr(Z)[0]
     AQ = op(Q)
-    GQ = gamma * gmres.table_mv(b.nxt, b.probs, Tn, Q) - (Q - AQ)
+    GQ = gamma * sparse.table_mv(b.nxt, b.probs, Tn, Q) - (Q - AQ)
     # Least squares over span(Q) for every candidate c (run o, step a), by the normal
     # equations of M = AQ - a GQ (conditioned like I - gamma P_a); residuals are explicit.
     AQt, GQt = np.swapaxes(AQ, 1, 2), np.swapaxes(GQ, 1, 2)

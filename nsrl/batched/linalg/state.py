@@ -1,9 +1,12 @@
-"""Batched exact operations on one MDP for R runs at once (the sweep's fast path).
+"""The batch state: one MDP's constants for R runs at once, their noise, projection and greedy step.
 
-Every function here mirrors one operation of the reference path (:mod:`nsrl.exact`,
-:class:`nsrl.greedy.ProjectedGreedy`) with a leading run axis, performing the same
-arithmetic in the same order where it matters, so that the fast path draws the same noise
-and takes the same greedy actions as ``nsrl.run`` for the same seeds (tested).
+:class:`Batch` holds what every engine reads (successors, rewards, Phi and Pi_{Phi,nu}, v*,
+the operator's options, the solver thresholds) and the operations of the paper's projected
+operator with a leading run axis (noise, projection, greedy step, Bellman step, loss), each
+mirroring the reference path (:mod:`nsrl.exact`, :class:`nsrl.greedy.ProjectedGreedy`) in the
+same arithmetic order where it matters, so that the batched engines draw the same noise and
+take the same greedy actions as the reference loop for the same seeds (tested). The exact
+solves are :mod:`nsrl.batched.linalg.solvers` and :mod:`~nsrl.batched.linalg.refine`.
 
 Shapes: ``V[r, s]`` values, ``acts[r, s]`` deterministic policies, ``T[r, s, a]`` policy
 tables, ``Ppi[r, s, s']`` transition matrices of stationary policies.
@@ -12,15 +15,12 @@ tables, ``Ppi[r, s, s']`` transition matrices of stationary policies.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import lapack
 
-from nsrl.batched.linalg import gmres, sparse
-from nsrl.batched.linalg.solvers import DEFAULT, OCCUPANCY_RTOL, REFINE_RTOL, Solvers
+from nsrl.batched.linalg import sparse
+from nsrl.batched.linalg.solvers import DEFAULT, Solvers
 from nsrl.exact import backend
 from nsrl.greedy.model_based import ProjectedGreedy, perturb, projection_features
 from nsrl.params import check_params
-
-MAX_REFINE = 6  # refinement sweeps before a direct solve (Batch.solve_factored)
 
 
 class Batch:
@@ -50,7 +50,7 @@ class Batch:
         self.n, self.gamma = mdp.n_states, mdp.gamma
         self.nxt, self.probs = mdp.successors
         self.R = np.ascontiguousarray(mdp.R, dtype=np.float64)
-        # precision of the LU factors (:meth:`factor`), and of systems kept only to be factored
+        # precision of the LU factors (refine.factor), and of systems kept only to be factored
         self.lu_dtype = np.float32 if self.n >= solvers.mixed_min_states else np.float64
         self.phi = projection_features(mdp.features, constant_feature)
         self.states = np.arange(self.n)
@@ -121,181 +121,6 @@ class Batch:
     def evaluate(self, Ppi: np.ndarray, rpi: np.ndarray) -> np.ndarray:
         """v = (I - gamma P_pi)^{-1} r_pi, one batched LU solve."""
         return np.linalg.solve(self.eye - self.gamma * Ppi, rpi[..., None])[..., 0]
-
-    def policy_values(self, acts: np.ndarray, x0=None) -> np.ndarray:
-        """v_pi of deterministic policies, by the cheapest exact method for the MDP.
-
-        b = 1: the successor map's cycles (:func:`gmres.functional_values`, O(n));
-        b >= ``solvers.gmres_min_branching``: certified GMRES from ``x0`` (P_pi mixes fast);
-        otherwise one batched LU.
-        """
-        width = self.nxt.shape[2]
-        if width == 1:
-            c = self.mdp.R[self.states, acts]
-            return gmres.functional_values(self.nxt, acts[:, None, :], c, self.gamma)
-        if width >= self.solvers.gmres_min_branching:
-            start = self.mdp.R[self.states, acts] if x0 is None else x0
-            return self.loop_krylov(acts[:, None, :], start)
-        A = self.systems(acts)
-        return np.linalg.solve(A, self.mdp.R[self.states, acts][..., None])[..., 0]
-
-    def systems(self, acts: np.ndarray, dtype=np.float64) -> np.ndarray:
-        """A[r] = I - gamma P_{acts[r]} for deterministic policies (built sparsely).
-
-        ``dtype=Batch.lu_dtype`` for a running system that only feeds :meth:`factor`.
-        """
-        A = np.empty((len(acts), self.n, self.n), dtype=dtype)
-        self.mix(A, np.arange(len(acts)), acts, np.ones(len(acts)))
-        return A
-
-    def mix(self, A: np.ndarray, runs: np.ndarray, acts: np.ndarray, alpha) -> None:
-        """A[runs] <- (1 - alpha) A[runs] + alpha (I - gamma P_acts), in place."""
-        sparse.mix_systems(A, self.nxt, self.probs, self.gamma, np.asarray(runs, dtype=np.int64),
-                            acts, np.broadcast_to(np.asarray(alpha, dtype=np.float64),
-                                                  (len(runs),)))
-
-    def table_systems(self, T: np.ndarray) -> np.ndarray:
-        """I - gamma P_T for tables T[r, s, a], dense (the direct fallbacks of the solvers)."""
-        return self.eye - self.gamma * np.einsum("rsa,sat->rst", T, self.mdp.P)
-
-    def table_values(self, T: np.ndarray, rhs: np.ndarray, x0: np.ndarray) -> np.ndarray:
-        """x[r] = (I - gamma P_{T[r]})^{-1} rhs[r]: certified GMRES from ``x0``.
-
-        Runs that do not certify within the iteration budget are solved directly.
-        """
-        x, ok, _ = gmres.table_values(self.nxt, self.probs, self.gamma, T, rhs, x0)
-        if not ok.all():
-            x[~ok] = self.solve_tables(T[~ok], rhs[~ok])
-        return x
-
-    def solve_tables(self, T: np.ndarray, rhs: np.ndarray, transpose: bool = False) -> np.ndarray:
-        """x[r] = (I - gamma P_{T[r]})^{-1} rhs[r] (or the transposed system), by dense LU.
-
-        The direct fallback of the iterative solvers.
-        """
-        A = self.table_systems(T)
-        A = np.swapaxes(A, 1, 2) if transpose else A
-        return np.linalg.solve(A, rhs[..., None])[..., 0]
-
-    def evaluate_mixtures(self, Asys, runs, rpi, acts, owner, steps) -> np.ndarray:
-        """Values of the mixtures (1 - steps[c]) pi_{owner[c]} + steps[c] pi'_{owner[c]}.
-
-        ``Asys`` holds every run's I - gamma P_pi; ``runs[o]`` is the run of owner o (rpi
-        and acts are indexed by owner).
-        """
-        A = np.empty((owner.size, self.n, self.n))
-        rhs = np.empty((owner.size, self.n))
-        sparse.mixed_systems(self.mdp.P, self.mdp.R, self.gamma, Asys, runs[owner], rpi, acts,
-                              owner, steps, A, rhs)
-        return np.linalg.solve(A, rhs[..., None])[..., 0]
-
-    def factor(self, A: np.ndarray, runs=None) -> list:
-        """Single-precision LU factors (LAPACK sgetrf) of the systems A[r], r in ``runs``.
-
-        Half the memory traffic and fewer flops than double precision; the solves are
-        refined back to double precision (:meth:`solve_factored`). Below
-        ``solvers.mixed_min_states`` the factors are double (call overheads dominate there):
-        ``lu_dtype``. A[r] is C-ordered, so A[r].T is Fortran-ordered: LAPACK factors A^T and
-        solves with the transposed flag.
-        """
-        runs = range(len(A)) if runs is None else runs
-        getrf = lapack.sgetrf if self.lu_dtype == np.float32 else lapack.dgetrf
-        return [getrf(A[r].T.astype(self.lu_dtype, copy=False))[:2] for r in runs]
-
-    def solve_factored(self, lus: list, T: np.ndarray, rhs: np.ndarray,
-                       transpose: bool = False, rtol: float = REFINE_RTOL,
-                       x0=None) -> np.ndarray:
-        """x[i] = A_i^{-1} rhs[i] (or A_i^{-T} rhs[i]), A_i = I - gamma P_{T[i]}, certified.
-
-        Mixed-precision iterative refinement (Wilkinson; Higham, *Accuracy and Stability of
-        Numerical Algorithms*, ch. 12): the single-precision LU solves for the correction of
-        the double-precision residual (sparse, through the table T[i]) until
-        ||rhs - A x|| <= rtol ||rhs|| (each sweep gains ~ cond(A) eps_32 ~ 1e-5). Runs that
-        do not certify within MAX_REFINE sweeps are solved in double precision. With
-        single-precision factors, a close guess ``x0`` (the previous iteration's solution)
-        is refined instead of solving from scratch: one sweep fewer (measured).
-        """
-        trans = int(not transpose)
-
-        def correction(i, y):
-            lu, piv = lus[i]
-            if lu.dtype == np.float64:
-                return lapack.dgetrs(lu, piv, y, trans=trans)[0]
-            return lapack.sgetrs(lu, piv, y.astype(np.float32), trans=trans)[0]
-
-        if x0 is not None and lus and lus[0][0].dtype == np.float32:
-            x = np.array(x0, dtype=np.float64)
-        else:
-            x = np.stack([correction(i, y) for i, y in enumerate(rhs)]).astype(np.float64)
-        tol = rtol * np.linalg.norm(rhs, axis=1)
-        for _ in range(MAX_REFINE):
-            res = rhs - (x - self.gamma * gmres.table_mv(self.nxt, self.probs, T, x, transpose))
-            left = np.flatnonzero(np.linalg.norm(res, axis=1) > tol)
-            if not left.size:
-                return x
-            for i in left:
-                x[i] += correction(i, res[i])
-        x[left] = self.solve_tables(T[left], rhs[left], transpose)
-        return x
-
-    def occupancy_factored(self, lus: list, T: np.ndarray, x0=None) -> np.ndarray:
-        """:meth:`occupancy` from the runs' LU factors (no new factorisation).
-
-        ``x0``: a guess to refine from (:meth:`solve_factored`).
-        """
-        nu = np.broadcast_to((1.0 - self.gamma) * self.mdp.start, (len(lus), self.n))
-        d = self.solve_factored(lus, T, nu, transpose=True, rtol=OCCUPANCY_RTOL, x0=x0)
-        d = np.clip(d, 0.0, None)
-        return d / d.sum(axis=1, keepdims=True)
-
-    def propagate(self, acts: np.ndarray, M: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """out = gamma P_pi M for deterministic policies (compiled, sparse successors)."""
-        sparse.propagate(self.nxt, self.probs, self.gamma, acts, M, out)
-        return out
-
-    def loop_value(self, window: np.ndarray) -> np.ndarray:
-        """Value of the loops (window[r, 0], ..., window[r, m-1])^inf (window[r, 0] first).
-
-        As nsrl.exact: c = T_{pi_1}...T_{pi_m} 0, M = gamma^m P_{pi_1}...P_{pi_m}, then
-        v = (I - M)^{-1} c.
-        """
-        n_runs, m, n = window.shape
-        c = np.zeros((n_runs, n))
-        M = np.broadcast_to(self.eye, (n_runs, n, n)).copy()
-        buf = np.empty_like(M)
-        for i in range(m - 1, -1, -1):
-            c = self.apply(window[:, i], c)
-            self.propagate(window[:, i], M, buf)
-            M, buf = buf, M
-        return self.solve_loop(M, c)
-
-    def loop_krylov(self, window: np.ndarray, x0: np.ndarray, c=None) -> np.ndarray:
-        """:meth:`loop_value` by certified GMRES from ``x0`` (:mod:`nsrl.batched.linalg.gmres`).
-
-        No dense matrix is formed: (I - M) x costs m sparse products. Without ``c`` (the
-        loop's T_{pi_1}...T_{pi_m} 0) the loop's fixed point is solved for directly
-        (:func:`gmres.loop_fixed_points`: c is never formed). Runs whose solve does not
-        certify are solved directly. On b = 1 MDPs the loop is a map: solved exactly by
-        :func:`gmres.functional_values` instead.
-        """
-        window = np.ascontiguousarray(window)
-        if self.nxt.shape[2] == 1:  # b = 1: the loop is a map, solved exactly in O(m n)
-            if c is None:
-                c = gmres.loop_rhs(self.nxt, self.probs, self.mdp.R, self.gamma, window)
-            return gmres.functional_values(self.nxt, window, c, self.gamma ** window.shape[1])
-        if c is None:
-            x, ok, _ = gmres.loop_fixed_points(self.nxt, self.probs, self.R, self.gamma,
-                                                window, x0)
-        else:
-            x, ok, _ = gmres.loop_values(self.nxt, self.probs, window,
-                                          self.gamma ** window.shape[1], c, x0)
-        if not ok.all():
-            x[~ok] = self.loop_value(window[~ok])
-        return x
-
-    def solve_loop(self, M: np.ndarray, c: np.ndarray) -> np.ndarray:
-        """v = (I - M)^{-1} c for every run."""
-        return np.linalg.solve(self.eye - M, c[..., None])[..., 0]
 
     def loss(self, V: np.ndarray) -> np.ndarray:
         """mu (v* - v) with mu uniform, for every run."""

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsrl.batched.linalg.solvers import RTOL
+from nsrl.batched.linalg.solvers import systems
+from nsrl.batched.linalg.tolerances import RTOL
 
 MOST_CHANGED = 0.25  # re-invert when more than this fraction of the states changed
 
@@ -32,7 +33,7 @@ class PolicyInverse:
     def __init__(self, batch, acts: np.ndarray):
         self.b = batch
         self.acts = acts.copy()
-        self.B = np.linalg.inv(batch.systems(acts))
+        self.B = np.linalg.inv(systems(batch, acts))
 
     def _update(self, r: int, new: np.ndarray) -> None:
         b, old = self.b, self.acts[r]
@@ -40,7 +41,7 @@ class PolicyInverse:
         if not S.size:
             return
         if S.size > MOST_CHANGED * b.n:
-            self.B[r] = np.linalg.inv(b.systems(new[None])[0])
+            self.B[r] = np.linalg.inv(systems(b, new[None])[0])
             return
         B = self.B[r]
         # Y = D B: rows of B combined along the old and new successors of the changed states
@@ -61,7 +62,7 @@ class PolicyInverse:
         res = b.apply(acts, v) - v  # r - (I - gamma P_pi) v
         bad = np.linalg.norm(res, axis=1) > RTOL * np.linalg.norm(rewards, axis=1)
         if bad.any():  # rounding has built up: start these runs afresh
-            A = b.systems(acts[bad])
+            A = systems(b, acts[bad])
             self.B[bad] = np.linalg.inv(A)
             v[bad] = np.linalg.solve(A, rewards[bad][..., None])[..., 0]
         return v

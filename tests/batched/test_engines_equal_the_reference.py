@@ -11,21 +11,12 @@ import inspect
 
 import numpy as np
 import pytest
+from fixtures import registered_names
 
 import nsrl
 from nsrl.batched import ENGINES, engine_for, has_engine
 from nsrl.batched.linalg.solvers import Solvers
 from nsrl.schemes import API, SCHEMES, make_scheme
-
-# What each kind of argument is tried with: the paper's value, an interior one, the full step
-# (alpha = 1, where a mixture is replaced by the greedy policy) and NSPI(1) == API.
-ARGUMENTS = {None: [None], "alpha": ["0.1", "0.5", "1"], "m": ["1", "4"]}
-
-
-def registered_names():
-    return [e.base if arg is None else f"{e.base}({arg})"
-            for e in SCHEMES.values() for arg in ARGUMENTS[e.argument]]
-
 
 # Solver branch -> (Garnet (n_S, n_A, b), Solvers that send these MDPs down that branch).
 BRANCHES = {
@@ -82,12 +73,12 @@ def test_a_subclass_does_not_run_its_parents_engine():
 
 
 @pytest.mark.parametrize("branch_name, scheme, probe", [
-    ("functional-graph", "api", "nsrl.batched.linalg.gmres.functional_values"),
+    ("functional-graph", "api", "nsrl.batched.linalg.solvers.functional_values"),
     ("woodbury", "api", "nsrl.batched.api.PolicyInverse"),
     ("gmres", "api", "nsrl.batched.linalg.gmres.loop_fixed_points"),
     ("gmres", "api(0.1)", "nsrl.batched.linalg.gmres.table_values"),
     ("krylov-loop", "psdp", "nsrl.batched.linalg.gmres.loop_values"),
-    ("direct-lu", "psdp", "nsrl.batched.linalg.state.Batch.solve_loop"),
+    ("direct-lu", "psdp", "nsrl.batched.linalg.solvers.solve_loop"),
     ("mixed-precision", "cpi(0.1)", "scipy.linalg.lapack.sgetrs"),
 ])
 def test_each_branch_is_taken(monkeypatch, branch_name, scheme, probe):

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from test_batched_equality import registered_names
+from fixtures import registered_names
 
 import nsrl
 from nsrl.schemes import make_scheme
@@ -69,6 +69,7 @@ def test_fast_path_matches_reference_on_larger_mdps(shape, scheme):
 @pytest.mark.parametrize("branching", [1, 2])
 def test_subspace_values_are_within_their_certified_bounds(branching):
     """|v_a - subspace value| <= err for every candidate, even with a stale inverse."""
+    from nsrl.batched.linalg import solvers
     from nsrl.batched.linalg.linesearch import System, subspace_values
     from nsrl.batched.linalg.state import Batch
     from nsrl.schemes.rules import line_search_steps
@@ -87,7 +88,7 @@ def test_subspace_values_are_within_their_certified_bounds(branching):
     A = b.eye - b.gamma * Ppi
     op = System(b, table)
     values, err = subspace_values(b, stale, op, rpi, v, acts, owner, steps)
-    exact = b.evaluate_mixtures(A, np.arange(2), rpi, acts, owner, steps)
+    exact = solvers.evaluate_mixtures(b, A, np.arange(2), rpi, acts, owner, steps)
     gap = np.abs(values - exact).max(axis=1)
     assert np.all(gap <= err + 1e-12)
     assert err[steps < 2e-4].max() < 1e-9  # the smallest steps: as good as a direct solve

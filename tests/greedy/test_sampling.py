@@ -3,6 +3,7 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+from fixtures import CountingEnv, policies
 
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
@@ -11,33 +12,6 @@ from nsrl.greedy.sampling import EnvSampler, ModelSampler, make_sampler, sample_
 # Five standard errors per entry: with about 20 entries tested together, a correct estimator
 # fails with probability < 1e-5.
 Z = 5.0
-
-
-class CountingEnv:
-    """Delegates the generative model of a vector env and counts the transitions drawn."""
-
-    def __init__(self, env):
-        self.env, self.mdp, self.count = env, env.mdp, 0
-        self.single_observation_space = env.single_observation_space
-
-    def sample(self, states, actions, rng):
-        self.count += len(states)
-        return self.env.sample(states, actions, rng)
-
-    def observe(self, states):
-        return self.env.observe(states)
-
-
-def policies(mdp, seed=0):
-    rng = np.random.default_rng(seed)
-    p = [nsrl.Deterministic(rng.integers(0, mdp.n_actions, mdp.n_states)) for _ in range(3)]
-    return {
-        "deterministic": p[0],
-        "mixture": nsrl.Mixture([(0.3, p[0]), (0.7, p[1])]),
-        "loop": nsrl.NonStationary(p, loop=True),
-        "finite": nsrl.NonStationary(p, loop=False),
-        "empty": nsrl.NonStationary.empty(),
-    }
 
 
 @pytest.fixture(scope="module")

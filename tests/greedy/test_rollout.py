@@ -3,9 +3,9 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+from fixtures import CountingEnv
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.tree import DecisionTreeClassifier
-from test_sampling import CountingEnv
 
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv

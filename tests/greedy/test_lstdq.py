@@ -4,7 +4,7 @@ textbook LSPI on a fixed batch; sample reuse; runs without reset-to-state."""
 import gymnasium as gym
 import numpy as np
 import pytest
-from test_sampling import CountingEnv, policies
+from fixtures import CountingEnv, policies
 
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
