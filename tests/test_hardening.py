@@ -330,3 +330,227 @@ def test_noise_bound_is_the_sweeps():
     from nsrl.experiments.presets import NOISE_MAX as SWEEP_NOISE_MAX
 
     assert NOISE_MAX == SWEEP_NOISE_MAX
+
+
+# --- issue 23: one writer per folder, nothing of others deleted, every file atomic ---------
+
+def hold_lock(folder, pid=4242, command="nsrl reproduce --out elsewhere"):
+    """Lock ``folder`` as another nsrl process would (another open file description)."""
+    import fcntl
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / ".nsrl.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.write(fd, json.dumps({"pid": pid, "host": "h", "command": command,
+                             "since": "2026-01-01T00:00:00"}).encode())
+    return fd
+
+
+def test_a_second_writer_is_refused_naming_the_holder(tmp_path, capsys):
+    preset, out = toml(tmp_path), tmp_path / "out"
+    assert reproduce(preset, out, "--limit", 1, "--no-plot") == 0
+    capsys.readouterr()
+    tmp = out / "shards" / ".nsrl-tmp-0123456789ab"  # the holder is writing a shard
+    tmp.write_bytes(b"half a shard")
+    fd = hold_lock(out)
+    before = sorted(p.name for p in out.rglob("*"))
+    try:
+        for argv in (["reproduce", "--preset", preset, "--out", out, "--resume"],
+                     ["plot", out],
+                     ["compare", "--garnet", "10,2,1", "--operators", "exact", "--out", out]):
+            err = usage_error(argv, capsys)
+            assert "is being written by pid 4242 on h" in err and "choose another" in err
+    finally:
+        os.close(fd)
+    assert sorted(p.name for p in out.rglob("*")) == before  # nothing deleted, nothing added
+    assert tmp.read_bytes() == b"half a shard"
+
+
+def test_the_lock_dies_with_its_holder(tmp_path, capsys):
+    """kill -9 of the holder frees the folder at once: no stale lock to clean by hand."""
+    out = tmp_path / "out"
+    out.mkdir()
+    code = ("import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+            "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(out / ".nsrl.lock")],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "held\n"
+        usage_error(["reproduce", "--preset", toml(tmp_path), "--out", out], capsys)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert reproduce(toml(tmp_path), out, "--no-plot") == 0
+    assert not (out / ".nsrl.lock").exists()  # released and removed by its holder
+
+
+def test_a_failed_start_never_deletes_a_file_it_did_not_write(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "sessions.jsonl").write_text("my notes\n")
+    err = usage_error(["reproduce", "--preset", toml(tmp_path), "--out", out], capsys)
+    assert "sessions.jsonl" in err and "did not create" in err
+    assert sorted(os.listdir(out)) == ["sessions.jsonl"]
+    assert (out / "sessions.jsonl").read_text() == "my notes\n"
+
+
+def test_an_interrupted_start_removes_only_what_it_created(tmp_path, monkeypatch):
+    import nsrl.experiments.runner as runner
+    from nsrl.experiments.presets import load_sweep
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "compute_shard", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_sweep(load_sweep(toml(tmp_path)), out, backend="sequential", progress=False)
+    assert sorted(os.listdir(out)) == ["mine.txt"]
+
+
+def test_garnet_killed_while_saving_keeps_the_old_file(tmp_path, monkeypatch, capsys):
+    """The save is cut short (as by a kill): the old model is intact, no temporary is left."""
+    argv = ["garnet", "--states", "6", "--actions", "2", "--branching", "2", "--out",
+            str(tmp_path / "g.npz")]
+    assert main([*argv, "--seed", "1"]) == 0
+    old = (tmp_path / "g.npz").read_bytes()
+
+    def killed(self, path):
+        with open(path, "wb") as f:
+            f.write(b"PK\x03\x04 truncated")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(nsrl.FiniteMDP, "save", killed)
+    assert main([*argv, "--seed", "2"]) == 130
+    assert (tmp_path / "g.npz").read_bytes() == old and os.listdir(tmp_path) == ["g.npz"]
+
+
+def test_a_full_disk_is_one_line_and_leaves_the_old_file(tmp_path, monkeypatch, capsys):
+    import errno
+
+    argv = ["garnet", "--states", "6", "--actions", "2", "--branching", "2", "--out",
+            str(tmp_path / "g.npz")]
+    assert main([*argv, "--seed", "1"]) == 0
+    old = (tmp_path / "g.npz").read_bytes()
+    capsys.readouterr()
+
+    def full(self, path):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(nsrl.FiniteMDP, "save", full)
+    err = usage_error([*argv, "--seed", "2"], capsys)
+    assert "No space left on device" in err and "free some space" in err
+    assert (tmp_path / "g.npz").read_bytes() == old and os.listdir(tmp_path) == ["g.npz"]
+
+
+def test_a_read_only_file_system_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    import nsrl.experiments.storage as storage
+
+    class ReadOnly:
+        f_flag, f_bavail, f_frsize = os.ST_RDONLY, 10**6, 4096
+
+    monkeypatch.setattr(storage, "_statvfs", lambda folder: ReadOnly)
+    err = usage_error(["reproduce", "--preset", toml(tmp_path), "--out", tmp_path / "o"],
+                      capsys)
+    assert "read-only file system" in err and not (tmp_path / "o").exists()
+
+
+def test_a_name_longer_than_the_file_system_allows_is_refused(tmp_path, capsys):
+    err = usage_error(["reproduce", "--preset", toml(tmp_path), "--out",
+                       tmp_path / ("x" * 300) / "o"], capsys)
+    assert "300 characters" in err and "shorter" in err
+    err = usage_error(["garnet", "--states", "5", "--actions", "2", "--branching", "1",
+                       "--seed", "0", "--out", tmp_path / ("g" * 300)], capsys)
+    assert "longer than the file system allows" in err
+    assert os.listdir(tmp_path) == ["preset.toml"]
+
+
+def test_outputs_are_never_written_through_links(tmp_path, capsys):
+    preset, out = toml(tmp_path), tmp_path / "out"
+    assert reproduce(preset, out, "--no-plot") == 0
+    capsys.readouterr()
+    target = tmp_path / "precious.md"
+    target.write_text("not nsrl's")
+    (out / "summary.md").symlink_to(target)
+    err = usage_error(["plot", out], capsys)
+    assert "summary.md is a symbolic link" in err
+    assert target.read_text() == "not nsrl's"
+    (tmp_path / "g.npz").symlink_to(target)
+    err = usage_error(["garnet", "--states", "5", "--actions", "2", "--branching", "1",
+                       "--seed", "0", "--out", tmp_path / "g.npz"], capsys)
+    assert "symbolic link" in err and target.read_text() == "not nsrl's"
+
+
+def test_plot_writes_no_partial_file(tmp_path, monkeypatch, capsys):
+    """A report cut short (here: a figure that fails) leaves the earlier report whole."""
+    import nsrl.experiments.report as report
+
+    out = tmp_path / "out"
+    assert reproduce(toml(tmp_path), out) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("figure failed")
+
+    monkeypatch.setattr(report, "plot_figure", broken)
+    with pytest.raises(RuntimeError):
+        main(["plot", str(out)])
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_edited_manifest_with_its_fingerprint_kept_is_named_then_repaired(tmp_path, capsys):
+    import json
+
+    preset, out = toml(tmp_path), tmp_path / "out"
+    assert reproduce(preset, out, "--no-plot") == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["sweep"]["n_runs"] = 3  # the fingerprint is kept
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    capsys.readouterr()
+    err = usage_error(["plot", out], capsys)
+    assert "manifest.json was edited" in err and "--resume" in err
+    assert reproduce(preset, out, "--resume") == 0  # the advice works, once
+    err = capsys.readouterr().err
+    assert "0 shards" in err and "4/4 shards done" in err and "statistics of 4/4" in err
+    assert json.loads((out / "manifest.json").read_text())["sweep"]["n_runs"] == 2
+    assert main(["plot", str(out)]) == 0
+
+
+def test_a_shard_declaring_huge_sizes_is_not_read(tmp_path, monkeypatch):
+    """The footer's row count and sizes are checked before any column is read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from nsrl.experiments.presets import load_sweep
+    from nsrl.experiments.storage import read_shard
+
+    sweep = load_sweep(toml(tmp_path))
+    path = tmp_path / f"{sweep.shards()[0].name}.parquet"
+    pq.write_table(pa.table({"loss": pa.array([0.0] * 10**6)}), path)  # small on disk
+    monkeypatch.setattr(pq, "read_table", lambda *a, **k: pytest.fail("read before checks"))
+    assert read_shard(path, sweep) == (None, "1000000 rows instead of 12")
+    rows = sweep.n_runs * len(sweep.schemes) * sweep.n_iterations
+    pq.write_table(pa.table({"scheme": pa.array(["x" * 10**5] * rows)}), path)
+    table, why = read_shard(path, sweep)
+    assert table is None and why.startswith("declares ") and "at most 12 KiB" in why
+
+
+def test_compare_with_too_small_a_rollout_budget_leaves_no_folder(tmp_path, capsys):
+    out = tmp_path / "c"
+    err = usage_error(["compare", "--garnet", "10,2,1", "--operators", "rollout-csc",
+                       "--budget", "5", "--out", out], capsys)
+    assert "--budget 5" in err and "too small" in err and "raise the budget" in err
+    assert not out.exists()
+
+
+def test_a_sweep_with_too_small_a_rollout_budget_is_refused_before_any_shard(tmp_path, capsys):
+    out = tmp_path / "o"
+    preset = toml(tmp_path, operator='"rollout-csc"', representation='"onehot"',
+                  samples_per_pair="1")
+    err = usage_error(["reproduce", "--preset", preset, "--out", out], capsys)
+    assert "'samples_per_pair'" in err and "raise samples_per_pair" in err
+    assert not out.exists()

@@ -76,15 +76,16 @@ def npz_target(text: str, option: str = "--out") -> Path:
     Raises:
         UsageError: the path names a folder, or cannot be created or written.
     """
-    from nsrl.experiments.storage import check_folder
+    from nsrl.experiments.storage import check_folder, check_target
 
     path = Path(text if text.endswith(".npz") else text + ".npz")
+    with user_input():
+        check_folder(path.parent, f"{option} {text}")
+        check_target(path, f"{option} {text}")
     if text.endswith(("/", os.sep)) or Path(text).is_dir() or path.is_dir():
         folder = text.rstrip("/" + os.sep) or text
         raise UsageError(f"{option} {text} is a folder; give a file name, e.g. "
                          f"{option} {Path(folder) / 'garnet.npz'}.")
-    with user_input():
-        check_folder(path.parent, f"{option} {text}")
     return path
 
 

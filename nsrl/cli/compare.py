@@ -45,7 +45,16 @@ def _names(option: str, text: str) -> list[str]:
 
 
 def _cmd_compare(args) -> int:
-    from nsrl.experiments.compare import compare, load_sb3, plot, scheme_learner
+    from nsrl.experiments.compare import (
+        SAMPLE_OPERATORS,
+        compare,
+        load_sb3,
+        plot,
+        sample_operator,
+        scheme_learner,
+    )
+    from nsrl.experiments.locking import check_unlocked, locked
+    from nsrl.experiments.safe_io import atomic_path, make_folder, refuse_link, remove_made
     from nsrl.experiments.storage import check_folder
 
     schemes, operators = _names("--schemes", args.schemes), _names("--operators", args.operators)
@@ -62,14 +71,28 @@ def _cmd_compare(args) -> int:
             learners.update(load_sb3(_split(args.sb3)))
         per_call = max(1, args.budget // args.iterations)  # as scheme_learner draws them
         for op in operators:
-            check_sample_memory(op, mdp, per_call, args.representation,
-                                f"--budget {args.budget} ({per_call:,} transitions per greedy "
-                                f"call, budget / iterations)", "lower --budget")
-    out.mkdir(parents=True, exist_ok=True)
-    df = compare(mdp, learners, args.budget, range(args.seed, args.seed + args.seeds),
-                 progress=lambda n, s: print(f"  {n} seed {s}", file=sys.stderr))
-    df.to_csv(out / "compare.csv", index=False)
-    plot(df, out / "compare.png", repr(mdp))
+            what = f"--budget {args.budget} ({per_call:,} transitions per greedy call, " \
+                   f"budget / iterations)"
+            check_sample_memory(op, mdp, per_call, args.representation, what, "lower --budget")
+            if op in SAMPLE_OPERATORS:  # a budget too small for one state, before any work
+                try:
+                    sample_operator(op, mdp, per_call, features=args.representation, **rollout)
+                except ValueError as exc:
+                    raise ValueError(f"{what} with {op}: {exc}") from None
+        for name in ("compare.csv", "compare.png"):
+            refuse_link(out / name)
+        check_unlocked(out)
+    made = make_folder(out)
+    try:
+        with locked(out):
+            df = compare(mdp, learners, args.budget, range(args.seed, args.seed + args.seeds),
+                         progress=lambda n, s: print(f"  {n} seed {s}", file=sys.stderr))
+            with atomic_path(out / "compare.csv") as tmp:
+                df.to_csv(tmp, index=False)
+            with atomic_path(out / "compare.png", ".png") as tmp:
+                plot(df, tmp, repr(mdp))
+    finally:
+        remove_made(made)  # nothing written (an error, Ctrl-C): no empty folder left
     final = df.sort_values("checkpoint").groupby(["learner", "seed"]).last()
     summary = final.groupby("learner", sort=False).agg(samples=("samples", "mean"),
                                                        loss=("loss", "mean"))

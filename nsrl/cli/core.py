@@ -30,14 +30,20 @@ NOISE_MAX = 1e6  # as nsrl.experiments.presets.NOISE_MAX (not imported: it loads
 
 
 def _cmd_garnet(args) -> int:
+    from nsrl.experiments.safe_io import atomic_path, make_folder, remove_made
     from nsrl.model.garnet import garnet
 
     path = npz_target(args.out)  # what numpy writes: --out noext writes noext.npz
     with user_input():
         mdp = garnet(args.states, args.actions, args.branching, args.features, args.gamma,
                      seed=args.seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mdp.save(path)
+    made = make_folder(path.parent)
+    try:  # an existing file stays whole until the new one is complete (killed or disk full)
+        with atomic_path(path, suffix=".npz") as tmp:
+            mdp.save(tmp)
+    except BaseException:
+        remove_made(made)
+        raise
     print(f"wrote {mdp!r} to {path}", file=sys.stderr)
     return 0
 

@@ -66,14 +66,33 @@ def _cmd_reproduce(args) -> int:
 
 
 def _family(family, args, options) -> int:
-    """Every variant of a family (nsrl.experiments.families), then the combined table."""
-    from nsrl.experiments.families import write_summary
-    from nsrl.experiments.runner import check_run, run_sweep
+    """Every variant of a family (nsrl.experiments.families), then the combined table.
+
+    The family's folder is locked for the whole run (each variant's folder too, by the
+    runner); folders made by a start that wrote nothing are removed again.
+    """
+    from nsrl.experiments.locking import check_unlocked, locked
+    from nsrl.experiments.runner import check_run
+    from nsrl.experiments.safe_io import make_folder, remove_made
+    from nsrl.experiments.storage import check_folder
+
+    with user_input():
+        check_folder(args.out)
+        check_unlocked(args.out)
+        for name, sweep in family.sweeps().items():
+            check_run(sweep, Path(args.out) / name, **options)
+    made = make_folder(args.out)
+    try:
+        with locked(args.out):
+            return _family_locked(family, args, options)
+    finally:
+        remove_made(made)
+
+
+def _family_locked(family, args, options) -> int:
+    from nsrl.experiments.runner import run_sweep
 
     sweeps = family.sweeps()
-    with user_input():
-        for name, sweep in sweeps.items():
-            check_run(sweep, Path(args.out) / name, **options)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     total = sum(s.scheme_iterations for s in sweeps.values())
     print(f"nsrl reproduce: {family.name}, {len(sweeps)} variants, {total:,} "
@@ -90,39 +109,74 @@ def _family(family, args, options) -> int:
         print(f"rerun with --resume to finish; {family.name}.md is written once every variant "
               f"is complete", file=sys.stderr)
         return 0
-    written = write_summary(args.out, family)
-    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
-    print(written[1].read_text())
+    _summary(args.out, family)
     return 0
 
 
+def _summary(out, family) -> None:
+    """Write the family's combined table (atomically, under the folder's lock) and show it."""
+    from nsrl.experiments.families import write_summary
+    from nsrl.experiments.locking import locked
+    from nsrl.experiments.safe_io import staging
+
+    with locked(out, "nsrl plot:"), staging(out, family.variants) as stage:
+        written = [Path(out) / p.name for p in write_summary(stage, family)]
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    print(written[1].read_text())
+
+
 def _cmd_plot(args) -> int:
-    from nsrl.experiments.families import family_of, write_summary
+    from nsrl.experiments.families import family_of
 
     family = family_of(args.dir)
     if family is not None:  # a folder written by --preset <family>
-        with user_input():
-            written = write_summary(args.dir, family)
-        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
-        print(written[1].read_text())
+        _check_complete(args.dir, family)
+        _summary(args.dir, family)
         return 0
     _plot(args.dir)
     return 0
 
 
+def _check_complete(out, family) -> None:
+    """Refuse a family table over unfinished variants.
+
+    Such a table would set the verdicts of a few shards under the whole protocol's header.
+    """
+    from nsrl.experiments.presets import Shard
+
+    for name, sweep in family.sweeps().items():
+        folder = Path(out) / name
+        found = {Shard.from_name(p.stem) for p in (folder / "shards").glob("*.parquet")}
+        have = sum(sweep.has_shard(s) for s in found if s is not None)
+        total = len(sweep.shards())
+        if have < total:
+            raise UsageError(f"{folder} has {have}/{total} shards: the {family.name} table "
+                             f"compares finished variants only; finish them with `nsrl "
+                             f"reproduce --preset {family.name} --out {out} --resume`, or "
+                             f"`nsrl plot {folder}` for that variant alone.")
+
+
+# What nsrl plot reads in a results folder (linked into its staging folder).
+_INPUTS = ("manifest.json", "shards", "sessions.jsonl")
+
+
 def _plot(out, quiet: bool = False) -> None:
     import pandas as pd
 
+    from nsrl.experiments.locking import locked
     from nsrl.experiments.observations import markdown_table
     from nsrl.experiments.report import NoIntactShard, write_report
+    from nsrl.experiments.safe_io import staging
     from nsrl.experiments.storage import open_results
 
     with user_input():
         open_results(out)  # a folder nsrl reproduce wrote, or a one-line error
     try:
-        written, coverage = write_report(out)
+        with locked(out, "nsrl plot:"), staging(out, _INPUTS) as stage:
+            written, coverage = write_report(stage)
+            written = [Path(out) / p.name for p in written]
     except NoIntactShard as exc:  # nothing to plot (the message says why); not a bug
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc).replace(str(stage), str(out))) from None
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     print(f"statistics of {coverage.intact}/{coverage.total} shards (intact)", file=sys.stderr)
     if not quiet:

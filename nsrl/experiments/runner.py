@@ -20,7 +20,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from nsrl.batched import has_engine, simulate
+from nsrl.experiments.locking import locked
 from nsrl.experiments.presets import Shard, Sweep
+from nsrl.experiments.safe_io import make_folder, remove_made
 from nsrl.experiments.storage import Store, check_out
 from nsrl.greedy import ProjectedGreedy
 from nsrl.model.garnet import garnet, garnet_nbytes
@@ -155,6 +157,8 @@ def check_run(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
         raise ValueError(f"a scheduler address is for --backend dask, got --backend {backend}; "
                          f"add --backend dask or drop --scheduler.")
     check_out(out, sweep, resume)
+    if sweep.sampled:
+        check_budgets(sweep)
     if backend != "dask":  # Dask workers run elsewhere, with their own memory
         largest = max(sweep.shards(), key=lambda s: (s.n_states, s.n_actions))
         workers = 1 if backend == "sequential" else min(jobs, len(sweep.shards()))
@@ -167,6 +171,29 @@ def check_run(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
                      else "use smaller n_states or n_actions (or fewer n_runs)")
     else:
         check_scheduler(scheduler)
+
+
+def check_budgets(sweep: Sweep) -> None:
+    """Raise ValueError if a shard's transitions per greedy call are too few for its operator.
+
+    The operator is built for the smallest budget of each n_A on a two-state stand-in (what
+    it refuses depends on n_A and its rollout settings, not on the model).
+    """
+    from nsrl.experiments.compare import sample_operator
+
+    for A in sweep.n_actions:
+        shard = Shard(min(sweep.n_states), A, 1, 0)
+        stand_in = garnet(min(2, shard.n_states), A, 1, 1, sweep.gamma, seed=0)
+        try:
+            sample_operator(sweep.operator, stand_in, sweep.budget(shard),
+                            features=sweep.representation)
+        except ValueError as exc:
+            raise ValueError(
+                f"sweep field 'samples_per_pair': {sweep.samples_per_pair} x n_S "
+                f"{shard.n_states} x n_A {A} = {sweep.budget(shard)} transitions per greedy "
+                f"call are too few for {sweep.operator} ({str(exc).rstrip('.')}); raise "
+                f"samples_per_pair."
+            ) from None
 
 
 def check_scheduler(address: str | None, timeout: float = 10.0) -> None:
@@ -214,8 +241,10 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
               limit: int | None = None) -> dict:
     """Compute every missing shard of ``sweep`` into the folder ``out``.
 
-    Everything is checked (:func:`check_run`) before anything is written, and a start that
-    fails before its first shard leaves no manifest behind.
+    Everything is checked (:func:`check_run`) before anything is written; the folder's lock
+    is held for the whole run (a second writer is refused, naming this one); a start that
+    fails before its first shard leaves nothing it created behind, and nothing else is
+    ever removed.
 
     Args:
         sweep: the sweep (see :mod:`nsrl.experiments.presets`).
@@ -237,6 +266,16 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     if slow:
         warnings.warn(f"no batched engine for {', '.join(slow)}: its runs use the reference "
                       f"nsrl.run (exact, slower)", stacklevel=2)
+    made = make_folder(out)
+    try:
+        with locked(out):
+            return _run_locked(sweep, out, jobs, backend, scheduler, resume, progress, limit)
+    finally:
+        remove_made(made)  # a failed start: the folders it made, if still empty
+
+
+def _run_locked(sweep, out, jobs, backend, scheduler, resume, progress, limit) -> dict:
+    """:func:`run_sweep` once the output folder exists and its lock is held."""
     store = Store(out, sweep, resume=resume)
     shards = sweep.shards()
     todo = [s for s in shards if not store.is_done(s)]
