@@ -554,3 +554,29 @@ def test_a_sweep_with_too_small_a_rollout_budget_is_refused_before_any_shard(tmp
     err = usage_error(["reproduce", "--preset", preset, "--out", out], capsys)
     assert "'samples_per_pair'" in err and "raise samples_per_pair" in err
     assert not out.exists()
+
+
+def test_plot_of_an_unfinished_family_is_refused_not_summarised(tmp_path, monkeypatch, capsys):
+    """After --limit 1 each variant has 1 of its shards: no table of verdicts over them."""
+    from nsrl.experiments import families
+    from nsrl.experiments.families import Family
+    from nsrl.experiments.presets import Sweep
+
+    base = Sweep(name="sens", n_states=(10,), n_actions=(2,), branching=(1, 2), n_mdps=2,
+                 n_runs=2, n_iterations=3, schemes=("api", "psdp"))
+    family = Family("sensitivity", base, {"default": {}, "no-noise": {"noise": 0.0}})
+    monkeypatch.setitem(families.FAMILIES, "sensitivity", family)
+    out = tmp_path / "fam"
+    assert reproduce("sensitivity", out, "--limit", 1, "--no-plot") == 0
+    capsys.readouterr()
+    err = usage_error(["plot", out], capsys)
+    assert "default has 1/4 shards" in err and "--resume" in err
+    assert not (out / "sensitivity.md").exists() and not (out / ".nsrl.lock").exists()
+    fd = hold_lock(out)  # the family's folder is locked as a whole
+    try:
+        assert "is being written by pid 4242" in usage_error(
+            ["reproduce", "--preset", "sensitivity", "--out", out, "--resume"], capsys)
+    finally:
+        os.close(fd)
+    assert reproduce("sensitivity", out, "--resume", "--no-plot") == 0
+    assert main(["plot", str(out)]) == 0 and (out / "sensitivity.md").exists()
