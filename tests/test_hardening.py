@@ -580,3 +580,98 @@ def test_plot_of_an_unfinished_family_is_refused_not_summarised(tmp_path, monkey
         os.close(fd)
     assert reproduce("sensitivity", out, "--resume", "--no-plot") == 0
     assert main(["plot", str(out)]) == 0 and (out / "sensitivity.md").exists()
+
+
+# --- issue 23: no silent wrong number -------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--scheme", "api", "--garnet", "20,2,2", "--gamma", "0.999999999999"],
+    ["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--seed", "0",
+     "--gamma", "0.999999999999", "--out", "g"],
+    ["bounds", "--garnet", "10,2,1", "--gamma", "0.9999999"],
+])
+def test_a_gamma_too_close_to_one_is_refused(argv, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    err = usage_error(argv, capsys)
+    assert "argument --gamma" in err and "0.999999]" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_sweep_or_model_file_with_gamma_too_close_to_one_is_refused(tmp_path, capsys):
+    err = usage_error(["reproduce", "--preset", toml(tmp_path, gamma="0.999999999999"),
+                       "--out", tmp_path / "o"], capsys)
+    assert "sweep field 'gamma'" in err and "0.999999]" in err
+    g = nsrl.garnet(10, 2, 1, seed=0)
+    nsrl.FiniteMDP(g.P, g.R, 1 - 1e-12, features=g.features).save(tmp_path / "m.npz")
+    err = usage_error(["run", "--scheme", "api", "--mdp", tmp_path / "m.npz"], capsys)
+    assert "too close to 1" in err and "use gamma <= 0.999999" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_gamma_bound_is_the_sweeps():
+    from nsrl.cli.common import GAMMA_MAX
+    from nsrl.experiments.accuracy import GAMMA_MAX as ACCURATE
+
+    assert GAMMA_MAX == ACCURATE
+
+
+def test_the_largest_accepted_gamma_still_gives_accurate_losses(capsys):
+    assert main(["run", "--scheme", "api", "--garnet", "20,2,2", "--gamma", "0.999999",
+                 "--iterations", "3", "--json"]) == 0
+    losses = __import__("json").loads(capsys.readouterr().out)["losses"]
+    assert min(losses) >= 0
+
+
+@pytest.mark.parametrize("reward", [1e308, 1e306])
+def test_rewards_near_overflow_are_refused_never_nan(reward, tmp_path, capsys):
+    import numpy as np
+
+    g = nsrl.garnet(10, 2, 2, seed=0)
+    nsrl.FiniteMDP(g.P, np.linspace(0, reward, 10), 0.99, features=g.features).save(
+        tmp_path / "m.npz")
+    for argv in (["run", "--scheme", "api", "--mdp", tmp_path / "m.npz", "--json"],
+                 ["compare", "--mdp", tmp_path / "m.npz", "--operators", "exact", "--out",
+                  tmp_path / "c"]):
+        err = usage_error(argv, capsys)
+        assert "float64's overflow" in err and "rescale the rewards" in err
+    assert capsys.readouterr().out == "" and not (tmp_path / "c").exists()
+
+
+def test_an_impossible_loss_is_never_printed(monkeypatch, capsys):
+    """Whatever goes wrong inside, a negative or NaN loss ends as exit 2, not as output."""
+    import numpy as np
+
+    import nsrl.schemes as schemes
+
+    real_run = schemes.run
+
+    def broken(*args, **kwargs):
+        hist = real_run(*args, **kwargs)
+        hist.losses[:] = [2.4e10, -1.2e10, np.nan][:len(hist.losses)]
+        return hist
+
+    monkeypatch.setattr(schemes, "run", broken)
+    err = usage_error(["run", "--scheme", "api", "--garnet", "10,2,1", "--iterations", "3",
+                       "--json"], capsys)
+    assert "not accurate (1 not finite, 1 negative (down to -1.2e+10) of 3" in err
+    assert capsys.readouterr().out == ""
+
+
+def test_a_shard_with_impossible_losses_is_not_stored(tmp_path, monkeypatch, capsys):
+    import numpy as np
+
+    import nsrl.experiments.runner as runner
+
+    real = runner.compute_shard
+
+    def broken(*args):
+        shard, columns, cpu = real(*args)
+        columns["loss"][0] = np.nan
+        return shard, columns, cpu
+
+    monkeypatch.setattr(runner, "compute_shard", broken)
+    assert reproduce(toml(tmp_path), tmp_path / "o") == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith("nsrl: error: the losses of shard s010_a02_b01_m000 are not accurate "
+                          "(1 not finite")
+    assert not (tmp_path / "o").exists()

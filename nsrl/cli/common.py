@@ -14,6 +14,9 @@ import os
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+# As nsrl.experiments.accuracy.GAMMA_MAX (not imported: the CLI starts without the sweep code).
+GAMMA_MAX = 1 - 1e-6
+
 
 class UsageError(ValueError):
     """Bad command-line input: reported on one line, exit status 2."""
@@ -129,13 +132,16 @@ def parse_garnet(text: str) -> tuple[int, int, int]:
 
 def load_problem(args):
     """The FiniteMDP named by --garnet/--mdp-seed/--features/--gamma or --mdp."""
+    from nsrl.experiments.accuracy import check_problem
     from nsrl.model.garnet import garnet
     from nsrl.model.mdp import FiniteMDP
 
     if getattr(args, "mdp", None):
         try:
             with user_input():
-                return FiniteMDP.load(args.mdp)
+                mdp = FiniteMDP.load(args.mdp)
+                check_problem(mdp.gamma, mdp.r_max, f"--mdp {args.mdp}")
+                return mdp
         except FileNotFoundError as exc:
             raise UsageError(str(exc)) from None
     if not getattr(args, "garnet", None):
@@ -155,8 +161,9 @@ def add_problem_arguments(p: argparse.ArgumentParser) -> None:
                    help="Garnet instance seed (default 0)")
     p.add_argument("--features", type=integer(1), default=None,
                    help="number of features p (S // 10)")
-    p.add_argument("--gamma", type=real(0, 1, low_open=True, high_open=True), default=0.99,
-                   help="discount (default 0.99)")
+    p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99,
+                   help="discount (default 0.99; at most 1 - 1e-6, beyond which exact solves "
+                   "are not accurate)")
 
 
 @contextlib.contextmanager

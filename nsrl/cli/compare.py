@@ -45,6 +45,7 @@ def _names(option: str, text: str) -> list[str]:
 
 
 def _cmd_compare(args) -> int:
+    from nsrl.experiments.accuracy import check_losses
     from nsrl.experiments.compare import (
         SAMPLE_OPERATORS,
         compare,
@@ -87,6 +88,8 @@ def _cmd_compare(args) -> int:
         with locked(out):
             df = compare(mdp, learners, args.budget, range(args.seed, args.seed + args.seeds),
                          progress=lambda n, s: print(f"  {n} seed {s}", file=sys.stderr))
+            with user_input():  # an impossible loss is never written
+                check_losses(df["loss"], mdp.gamma, mdp.r_max, "the losses")
             with atomic_path(out / "compare.csv") as tmp:
                 df.to_csv(tmp, index=False)
             with atomic_path(out / "compare.png", ".png") as tmp:

@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 from nsrl.cli.common import (
+    GAMMA_MAX,
     UsageError,
     add_problem_arguments,
     check_sample_memory,
@@ -149,6 +150,7 @@ OPERATORS: dict = {name: _sample_operator(name) for name in ("rollout-csc", "rol
 
 
 def _cmd_run(args) -> int:
+    from nsrl.experiments.accuracy import check_losses
     from nsrl.schemes import make_scheme, run
 
     rollout_options(args, [getattr(args, "operator", "projected")])  # before any work
@@ -158,6 +160,8 @@ def _cmd_run(args) -> int:
         operator = make_operator(args, mdp)
     hist = run(scheme, operator, args.iterations, rng=np.random.default_rng(args.seed), mdp=mdp,
                progress=not args.json and sys.stderr.isatty())
+    with user_input():  # an impossible loss is never printed
+        check_losses(hist.losses, mdp.gamma, mdp.r_max, f"{scheme.name}'s losses")
     if args.json:
         out = {
             "scheme": scheme.name,
@@ -167,7 +171,7 @@ def _cmd_run(args) -> int:
             "steps": [None if np.isnan(x) else float(x) for x in hist.steps],
             "samples": [int(x) for x in hist.samples],
         }
-        print(json.dumps(out))
+        print(json.dumps(out, allow_nan=False))
     else:
         print(f"{scheme.name} on {mdp!r}")
         for k in sorted({0, len(hist.losses) // 4, len(hist.losses) // 2, len(hist.losses) - 1}):
@@ -182,7 +186,7 @@ def add_parser(sub) -> None:
     p.add_argument("--actions", type=integer(1), required=True)
     p.add_argument("--branching", type=integer(1), required=True)
     p.add_argument("--features", type=integer(1), default=None)
-    p.add_argument("--gamma", type=real(0, 1, low_open=True, high_open=True), default=0.99)
+    p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99)
     p.add_argument("--seed", type=integer(0), required=True)
     p.add_argument("--out", required=True, help="file to write (.npz is appended if missing)")
     p.set_defaults(func=_cmd_garnet)

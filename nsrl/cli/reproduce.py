@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
 
 def _cmd_reproduce(args) -> int:
     from nsrl.experiments.presets import load_sweep
-    from nsrl.experiments.runner import check_run, run_sweep
+    from nsrl.experiments.runner import check_run
 
     options = dict(jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
                    resume=args.resume, limit=args.limit)
@@ -55,7 +55,7 @@ def _cmd_reproduce(args) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print(f"nsrl reproduce: sweep {sweep.name!r}, {len(sweep.shards())} shards, "
           f"{sweep.scheme_iterations:,} scheme-iterations -> {args.out}", file=sys.stderr)
-    result = run_sweep(sweep, args.out, progress=True, **options)
+    result = _run(sweep, args.out, options)
     rest = result["total"] - result["done"]
     print(f"computed {result['computed']} shards in {result['wall_time']:.1f} s; "
           f"{result['done']}/{result['total']} shards done (on disk, intact)"
@@ -63,6 +63,17 @@ def _cmd_reproduce(args) -> int:
     if not args.no_plot:
         _plot(args.out)
     return 0
+
+
+def _run(sweep, out, options) -> dict:
+    """``run_sweep`` with a progress bar; a shard whose losses cannot be right is exit 2."""
+    from nsrl.experiments.accuracy import InaccurateResult
+    from nsrl.experiments.runner import run_sweep
+
+    try:
+        return run_sweep(sweep, out, progress=True, **options)
+    except InaccurateResult as exc:  # the shards before it are kept; this one is not stored
+        raise UsageError(str(exc)) from None
 
 
 def _family(family, args, options) -> int:
@@ -90,8 +101,6 @@ def _family(family, args, options) -> int:
 
 
 def _family_locked(family, args, options) -> int:
-    from nsrl.experiments.runner import run_sweep
-
     sweeps = family.sweeps()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     total = sum(s.scheme_iterations for s in sweeps.values())
@@ -99,7 +108,7 @@ def _family_locked(family, args, options) -> int:
           f"scheme-iterations -> {args.out}", file=sys.stderr)
     done = True
     for name, sweep in sweeps.items():
-        result = run_sweep(sweep, Path(args.out) / name, progress=True, **options)
+        result = _run(sweep, Path(args.out) / name, options)
         print(f"{name}: computed {result['computed']} shards in {result['wall_time']:.1f} s; "
               f"{result['done']}/{result['total']} done", file=sys.stderr)
         done &= result["done"] == result["total"]

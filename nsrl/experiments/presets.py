@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nsrl.experiments.accuracy import GAMMA_MAX
 from nsrl.experiments.schema import conform_fields, spec
 from nsrl.greedy.exact import NOISE_MODELS, VALUE_ESTIMATES
 from nsrl.schemes import PAPER_SCHEMES, make_scheme
@@ -87,7 +88,7 @@ class Sweep:
     schemes: tuple[str, ...] = spec(PAPER_SCHEMES)
     noise: float = spec(0.1, ge=0, le=NOISE_MAX)
     n_features: int | None = spec(None, ge=1)  # None: n_S // 10, as in the paper
-    gamma: float = spec(0.99, gt=0, lt=1)
+    gamma: float = spec(0.99, gt=0, le=GAMMA_MAX)  # accurate exact solves
     seed: int = spec(2014, ge=0)
     # The readings of what the paper leaves unsaid (docs/decisions.md, docs/fidelity.md):
     # the projected operator's noise model and constant feature, how CPI+ scores its

@@ -20,6 +20,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from nsrl.batched import has_engine, simulate
+from nsrl.experiments.accuracy import check_losses
 from nsrl.experiments.locking import locked
 from nsrl.experiments.presets import Shard, Sweep
 from nsrl.experiments.safe_io import make_folder, remove_made
@@ -318,6 +319,7 @@ def _compute(store, sweep, todo, intact, jobs, backend, scheduler, progress, ses
         added = added_entries(sweep.schemes)
         for shard, columns, cpu in parallel(delayed(compute_shard)(sweep.to_dict(), s, added)
                                             for s in todo):
+            check_losses(columns["loss"], sweep.gamma, 1.0, f"the losses of shard {shard.name}")
             store.write(shard, columns)
             written.append(shard.name)
             store.log_session({"event": "shard", "session": session, "shard": shard.name,
