@@ -675,3 +675,32 @@ def test_a_shard_with_impossible_losses_is_not_stored(tmp_path, monkeypatch, cap
     assert err.startswith("nsrl: error: the losses of shard s010_a02_b01_m000 are not accurate "
                           "(1 not finite")
     assert not (tmp_path / "o").exists()
+
+
+def test_lstdq_counts_are_the_same_bits_with_and_without_numba(monkeypatch):
+    """NSRL_NO_NUMBA=1 gives the same sums: both paths add in batch order into running sums."""
+    import numpy as np
+
+    import nsrl.greedy.store as store
+    from nsrl.greedy.sampling import Transitions
+
+    if store.numba is None:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(0)
+
+    def batch(n):
+        x, nxt = rng.integers(0, 7, n), rng.integers(0, 7, n)
+        return Transitions(x, x, rng.integers(0, 3, n), rng.random(n) * 1e3, nxt, nxt,
+                           rng.random(n) < 0.1)
+
+    batches = [batch(500) for _ in range(4)]
+    results = []
+    for fused in (True, False):
+        monkeypatch.setattr(store, "FUSED", fused)
+        counts = store.IndexCounts(7, 3)
+        for data in batches:
+            counts.update(data)
+        counts.update(batches[0], sign=-1.0)  # evicted, as the FIFO store does
+        results.append([counts.visits, counts.rewards, counts.states, counts._next])
+    for fused, fallback in zip(*results, strict=True):
+        assert fused.tobytes() == fallback.tobytes()
