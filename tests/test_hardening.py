@@ -91,9 +91,9 @@ def test_huge_budget_is_refused_with_the_figures(little_memory, tmp_path, capsys
 
 def test_huge_sweep_shards_are_refused_before_the_manifest(little_memory, tmp_path, capsys):
     out = tmp_path / "out"
-    err = usage_error(["reproduce", "--preset", toml(tmp_path, n_states="[100000]"), "--out",
+    err = usage_error(["reproduce", "--preset", toml(tmp_path, n_states="[30000]"), "--out",
                        out], capsys)
-    assert "n_S = 100000" in err and "16 GiB available" in err
+    assert "n_S = 30000" in err and "16 GiB available" in err
     assert not out.exists()
 
 
@@ -704,3 +704,64 @@ def test_lstdq_counts_are_the_same_bits_with_and_without_numba(monkeypatch):
         results.append([counts.visits, counts.rewards, counts.states, counts._next])
     for fused, fallback in zip(*results, strict=True):
         assert fused.tobytes() == fallback.tobytes()
+
+
+# --- issue 23: tracebacks that are now one line, exit 2 ---------------------------------------
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["run", "--scheme", "nspi(9223372036854775808)", "--garnet", "10,2,1"],
+     "malformed scheme 'nspi(9223372036854775808)'"),
+    (["run", "--scheme", "api", "--garnet", "10,2,1", "--iterations", "1e12"],
+     "--iterations 1,000,000,000,000 (the history of every iteration) needs about"),
+    (["compare", "--garnet", "10,2,1", "--iterations", "1e12", "--out", "c"],
+     "--iterations 1,000,000,000,000"),
+    (["run", "--scheme", "api", "--garnet", "10,2,1", "--features", "11"],
+     "--features 11 is more than the 10 states"),
+    (["garnet", "--states", "10", "--actions", "2", "--branching", "1", "--seed", "0",
+      "--features", "100000", "--out", "g"], "use --features 10 or fewer"),
+])
+def test_a_former_traceback_is_one_line(argv, expected, tmp_path, monkeypatch, little_memory,
+                                        capsys):
+    monkeypatch.chdir(tmp_path)
+    assert expected in usage_error(argv, capsys)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(("field", "value", "expected"), [
+    ("n_actions", "[32768]", "sweep field 'n_actions' should be a non-empty list of ints in "
+                             "[1, 32767]"),
+    ("n_features", "11", "sweep field 'n_features': 11 is more than n_states = 10"),
+])
+def test_a_sweep_beyond_its_columns_or_its_states_is_refused(field, value, expected, tmp_path,
+                                                             capsys):
+    err = usage_error(["reproduce", "--preset", toml(tmp_path, **{field: value}), "--out",
+                       tmp_path / "o"], capsys)
+    assert expected in err and not (tmp_path / "o").exists()
+
+
+def test_a_scheduler_without_workers_is_refused_at_once(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as c:
+        err = usage_error(["reproduce", "--preset", toml(tmp_path), "--out", tmp_path / "o",
+                           "--backend", "dask", "--scheduler", c.scheduler_address], capsys)
+    assert "has no worker" in err and "dask worker" in err and not (tmp_path / "o").exists()
+
+
+def test_a_service_that_is_not_dask_is_refused_within_the_timeout():
+    """A TCP server that accepts and never answers (as an HTTP server does to Dask's
+    handshake): refused after the timeout, not hung."""
+    import threading
+
+    pytest.importorskip("distributed")
+    from nsrl.experiments.runner import check_scheduler
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()
+    try:
+        with pytest.raises(ValueError, match="no answer within 0.5 s"):
+            check_scheduler(f"tcp://127.0.0.1:{server.getsockname()[1]}", timeout=0.5)
+    finally:
+        server.close()

@@ -148,8 +148,17 @@ def load_problem(args):
         raise UsageError("give the problem: --garnet S,A,B or --mdp FILE.npz.")
     s, a, b = parse_garnet(args.garnet)
     features = getattr(args, "features", None)
+    check_features(features, s)
     with user_input():
         return garnet(s, a, b, features, getattr(args, "gamma", 0.99), seed=args.mdp_seed)
+
+
+def check_features(features: int | None, n_states: int, option: str = "--features") -> None:
+    """Refuse more features than states: Phi has rank <= n_S, the rest is only memory."""
+    if features is not None and features > n_states:
+        raise UsageError(f"{option} {features} is more than the {n_states} states (Phi has rank "
+                         f"<= n_S: more features add nothing but memory and time); use "
+                         f"{option} {n_states} or fewer.")
 
 
 def add_problem_arguments(p: argparse.ArgumentParser) -> None:

@@ -20,7 +20,7 @@ from nsrl.cli.common import (
     load_problem,
     user_input,
 )
-from nsrl.cli.core import add_rollout_arguments, rollout_options
+from nsrl.cli.core import add_rollout_arguments, check_iterations, rollout_options
 
 
 def _split(text: str) -> list[str]:
@@ -63,6 +63,7 @@ def _cmd_compare(args) -> int:
     with user_input():
         out = check_folder(args.out)
         mdp = load_problem(args)
+        check_iterations(args.iterations, mdp)
         learners = {}
         for scheme in schemes:
             for op in operators:

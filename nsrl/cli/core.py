@@ -18,6 +18,7 @@ from nsrl.cli.common import (
     GAMMA_MAX,
     UsageError,
     add_problem_arguments,
+    check_features,
     check_sample_memory,
     integer,
     load_problem,
@@ -34,6 +35,7 @@ def _cmd_garnet(args) -> int:
     from nsrl.experiments.safe_io import atomic_path, make_folder, remove_made
     from nsrl.model.garnet import garnet
 
+    check_features(args.features, args.states)
     path = npz_target(args.out)  # what numpy writes: --out noext writes noext.npz
     with user_input():
         mdp = garnet(args.states, args.actions, args.branching, args.features, args.gamma,
@@ -149,6 +151,19 @@ def _sample_operator(name: str):
 OPERATORS: dict = {name: _sample_operator(name) for name in ("rollout-csc", "rollout-reg", "lstdq")}
 
 
+def check_iterations(iterations: int, mdp) -> None:
+    """Refuse ``--iterations`` whose history cannot fit in memory (ValueError).
+
+    Per iteration: the losses, memory, steps, samples and errors (8 bytes each) and the
+    scheme's output, a policy of at most n_S x n_A floats (PSDP, NSPI and CPI keep them all).
+    """
+    from nsrl.model.memory import check_memory
+
+    check_memory(iterations * (48 + 8 * mdp.n_states * mdp.n_actions),
+                 f"--iterations {iterations:,} (the history of every iteration)",
+                 "lower --iterations")
+
+
 def _cmd_run(args) -> int:
     from nsrl.experiments.accuracy import check_losses
     from nsrl.schemes import make_scheme, run
@@ -157,6 +172,7 @@ def _cmd_run(args) -> int:
     with user_input():
         scheme = make_scheme(args.scheme)
         mdp = load_problem(args)
+        check_iterations(args.iterations, mdp)
         operator = make_operator(args, mdp)
     hist = run(scheme, operator, args.iterations, rng=np.random.default_rng(args.seed), mdp=mdp,
                progress=not args.json and sys.stderr.isatty())

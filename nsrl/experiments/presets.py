@@ -66,6 +66,7 @@ NOISE_MAX = 1e6
 # Each shard is a file and an entry of the runner's lists: a million is far beyond any
 # protocol (the paper's has 810) and still fits in memory.
 MAX_SHARDS = 1_000_000
+INT16_MAX = 2**15 - 1
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,10 @@ class Sweep:
     """
 
     name: str = "paper"
-    n_states: tuple[int, ...] = spec((50, 100, 200), ge=1, distinct=True)
-    n_actions: tuple[int, ...] = spec((2, 5, 10), ge=1, distinct=True)
-    branching: tuple[int, ...] = spec((1, 2, 10), ge=1, distinct=True)
+    # sizes are stored as int16 columns (nsrl.experiments.storage)
+    n_states: tuple[int, ...] = spec((50, 100, 200), ge=1, le=INT16_MAX, distinct=True)
+    n_actions: tuple[int, ...] = spec((2, 5, 10), ge=1, le=INT16_MAX, distinct=True)
+    branching: tuple[int, ...] = spec((1, 2, 10), ge=1, le=INT16_MAX, distinct=True)
     n_mdps: int = spec(30, ge=1)
     n_runs: int = spec(30, ge=1)
     n_iterations: int = spec(100, ge=1)
@@ -115,6 +117,10 @@ class Sweep:
         if n_shards > MAX_SHARDS:
             raise ValueError(f"the sweep has {n_shards:,} shards (instances x n_mdps), more than "
                              f"{MAX_SHARDS:,}; lower n_mdps or the grid.")
+        if self.n_features is not None and self.n_features > min(self.n_states):
+            raise ValueError(f"sweep field 'n_features': {self.n_features} is more than n_states "
+                             f"= {min(self.n_states)} (Phi has rank <= n_S: more features add "
+                             f"nothing but memory); e.g. n_features = {min(self.n_states)}.")
         if self.operator == "projected" and self.representation != "phi":
             raise ValueError("sweep field 'representation': the projected operator projects on "
                              "Phi; e.g. representation = \"phi\" (or a sample-based operator).")

@@ -8,6 +8,7 @@ or the order in which shards finish.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import socket
@@ -198,23 +199,46 @@ def check_budgets(sweep: Sweep) -> None:
 
 
 def check_scheduler(address: str | None, timeout: float = 10.0) -> None:
-    """Raise ValueError unless dask.distributed is installed and a scheduler answers there."""
+    """Raise ValueError unless dask.distributed is installed and a scheduler with workers answers.
+
+    The scheduler is asked who it is (its ``identity``) within ``timeout`` seconds: a service
+    that is not Dask, or a scheduler with no worker (joblib would wait for one and fail
+    later), is refused at once.
+    """
     if not address:
         raise ValueError("--backend dask needs --scheduler ADDRESS (e.g. tcp://host:8786).")
     try:
-        from distributed import Client
-        from distributed.comm import parse_address, parse_host_port
+        from distributed import comm
     except ImportError:
         raise ValueError("--backend dask needs dask.distributed, which is not installed: "
                          "pip install 'nsrl[dask]'.") from None
     try:
-        protocol, location = parse_address(address)
+        protocol, location = comm.parse_address(address)
         if protocol == "tcp":  # a refused or unknown host fails here at once, not at timeout
-            socket.create_connection(parse_host_port(location), timeout=timeout).close()
-        Client(address, timeout=timeout).close()
-    except (OSError, ValueError, TypeError) as exc:
-        raise ValueError(f"cannot reach a dask scheduler at {address!r} ({exc}); start one "
+            socket.create_connection(comm.parse_host_port(location), timeout=timeout).close()
+        identity = asyncio.run(asyncio.wait_for(_identity(address, timeout), timeout))
+    except (OSError, ValueError, TypeError) as exc:  # TimeoutError is an OSError
+        why = f"no answer within {timeout:g} s" if isinstance(exc, TimeoutError) else exc
+        raise ValueError(f"cannot reach a dask scheduler at {address!r} ({why}); start one "
                          f"(`dask scheduler`) or correct --scheduler.") from None
+    if not isinstance(identity, dict) or identity.get("type") != "Scheduler":
+        raise ValueError(f"{address!r} answers but is not a dask scheduler; correct "
+                         f"--scheduler (a `dask scheduler` prints its address).")
+    if not identity.get("workers"):
+        raise ValueError(f"the dask scheduler at {address!r} has no worker; start some "
+                         f"(`dask worker {address}`) and run again.")
+
+
+async def _identity(address: str, timeout: float):
+    """The scheduler's answer to the ``identity`` request (who it is, its workers)."""
+    from distributed.comm import connect
+
+    stream = await connect(address, timeout=timeout)
+    try:
+        await stream.write({"op": "identity", "reply": True})
+        return await stream.read()
+    finally:
+        stream.abort()
 
 
 def _parallel(jobs: int, backend: str, scheduler: str | None):

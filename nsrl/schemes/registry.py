@@ -117,7 +117,7 @@ def make_scheme(name: str, **options):
         return entry.cls(**kwargs)
     try:
         if entry.argument == "m":
-            if not arg.isdigit():
+            if not arg.isdigit() or int(arg) > _MAX_M:  # m is stored as an int32 (memory)
                 raise ValueError
             value = int(arg)
         else:
@@ -129,6 +129,8 @@ def make_scheme(name: str, **options):
     except ValueError:
         raise ValueError(f"malformed scheme {name!r}; {_known()}.") from None
 
+
+_MAX_M = 2**31 - 1
 
 for _args in (("api", API), ("api", APIAlpha, "alpha"), ("cpi", CPI), ("cpi", CPIAlpha, "alpha"),
               ("cpi+", CPIPlus), ("psdp", PSDP), ("nspi", NSPI, "m")):
