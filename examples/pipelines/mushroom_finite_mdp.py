@@ -16,7 +16,7 @@ from nsrl.envs import to_mushroom
 mdp = nsrl.garnet(50, 4, 2, seed=0)
 p, r = to_mushroom(mdp)  # (S, A, S) each, r[s, a, s'] = R[s, a]
 env = FiniteMDP(p, r, mu=mdp.start, gamma=mdp.gamma)  # mushroom's own env over the model
-np.random.seed(0)  # mushroom-rl's envs draw from numpy's global RNG
+np.random.seed(0)  # noqa: NPY002 - mushroom-rl's envs draw from numpy's global RNG
 state = env.reset()  # mushroom-rl returns the state alone
 next_state, reward, absorbing, _ = env.step(np.array([1]))
 s, s1 = int(state[0]), int(next_state[0])
