@@ -82,7 +82,8 @@ def timed(learner, seconds: dict, name: str):
 
 
 def measure() -> tuple[pd.DataFrame, dict]:
-    learners = {f"{s}/{o}": scheme_learner(s, o, ITERATIONS, features="onehot")
+    learners = {f"{s}/{o}": scheme_learner(s, o, ITERATIONS,
+                                           **({} if o == "exact" else {"features": "onehot"}))
                 for s in SCHEMES for o in OPERATORS}
     learners["lspi (one fixed batch)"] = lspi_learner()
     seconds: dict = {}

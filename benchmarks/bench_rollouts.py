@@ -8,7 +8,7 @@ then a LogisticRegression fit (weighted all-pairs labels) on the Garnet features
   with ``gamma^460 V_hat(s_460)``, V_hat the LSTD value of the target from the previous
   call's transitions), stratified states. Timed on calls 2.. (the first call has no
   critic data yet). Whole rollouts run in the fused numba kernel of
-  ``nsrl.greedy.sampling.kernel`` (numpy fallback too);
+  ``nsrl.greedy.sampling.rollouts`` (numpy fallback too);
 * previous fast path (before CRN and the critic, copied below): independent rollouts, all
   10 000 of them advancing together, one ``env.sample`` per time step;
 * per-step path: the operator on ``gym.make("Garnet-v0", ...)``, one rollout at a time

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsrl.experiments.families import SAMPLED
 from nsrl.experiments.runner import run_sweep
+from nsrl.experiments.sampled import EXPERIMENT as SAMPLED
 from nsrl.experiments.storage import open_results, read_shard
 
 

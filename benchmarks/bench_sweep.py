@@ -5,7 +5,7 @@
     python benchmarks/bench_sweep.py --profile        # and where the time goes, by function
 
 For each measured instance, MDP 0 of the ``paper`` preset is drawn and every scheme runs
-its 30 runs x 100 iterations with the fast path (``nsrl.batched.simulate``). The
+its 30 runs x 100 iterations with the fast path (``nsrl.run(..., engine="batched")``). The
 straightforward baseline, ``nsrl.run(make_scheme(s), ProjectedGreedy(mdp), ...)`` one run at
 a time (``numpy.linalg.solve`` per evaluation), is timed in the same run on the mid instances
 (n_A = 5, b = 2) with ``--baseline-runs`` runs scaled to 30 (it takes ~40 s per instance).
@@ -30,8 +30,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import nsrl
-from nsrl.batched import simulate
-from nsrl.experiments.presets import PAPER, Shard
+from nsrl.experiments.paper.sweep import SWEEP as PAPER
+from nsrl.experiments.presets import Shard
 from nsrl.model.garnet import garnet
 from nsrl.schemes import make_scheme
 
@@ -57,7 +57,7 @@ def time_fast(inst, runs, iterations, profiler):
         if profiler:
             profiler.enable()
         t = time.perf_counter()
-        simulate(mdp, scheme, rngs, iterations)
+        nsrl.run(scheme, "projected", iterations, rng=rngs, mdp=mdp, engine="batched")
         fast[scheme] = time.perf_counter() - t
         if profiler:
             profiler.disable()
@@ -70,7 +70,8 @@ def time_baseline(inst, runs, iterations, baseline_runs):
     for scheme in PAPER.schemes:
         t = time.perf_counter()
         for rng in PAPER.run_rngs(shard, scheme)[:baseline_runs]:
-            nsrl.run(make_scheme(scheme), nsrl.ProjectedGreedy(mdp), iterations, rng=rng)
+            nsrl.run(make_scheme(scheme), nsrl.ProjectedGreedy(mdp), iterations, rng=rng,
+                     engine="reference")
         base[scheme] = (time.perf_counter() - t) * runs / baseline_runs
     return base
 
@@ -87,7 +88,8 @@ def main() -> None:
     # Warm the numba caches so that compilation is not timed.
     for shape in [(20, 2, 1), (20, 2, 2), (160, 2, 2)]:
         for scheme in PAPER.schemes:
-            simulate(nsrl.garnet(*shape, seed=0), scheme, [np.random.default_rng(0)], 3)
+            nsrl.run(scheme, "projected", 3, rng=[np.random.default_rng(0)], engine="batched",
+                     mdp=nsrl.garnet(*shape, seed=0))
     profiler = cProfile.Profile() if args.profile else None
     scale = PAPER.n_runs / args.runs * PAPER.n_iterations / args.iterations
     per_scheme, per_ns = defaultdict(float), defaultdict(float)

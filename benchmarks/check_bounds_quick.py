@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 import nsrl
-from nsrl.experiments.presets import QUICK
+from nsrl.experiments.quick.sweep import SWEEP as QUICK
 
 
 def main() -> int:
@@ -47,7 +47,7 @@ def main() -> int:
         }
         for name in QUICK.schemes:
             scheme = nsrl.make_scheme(name)
-            op = nsrl.ProjectedGreedy(mdp, QUICK.noise, QUICK.relative_noise)
+            op = nsrl.ProjectedGreedy(mdp, **QUICK.operator_options())
             for run_rng in QUICK.run_rngs(shard, name)[: args.runs]:
                 h = nsrl.run(
                     scheme,

@@ -5,7 +5,7 @@ target's value, pi' the returned policy (``nsrl.schemes.base.greedy_error``, mea
 model, rho = nu uniform). Problems: Garnet(50, 4, 2) and Garnet(100, 4, 2), gamma = 0.99,
 mdp seeds 0, 1, 2. Targets: pi_0 (action 0 everywhere) and pi_mid, the policy exact API
 reaches after 2 iterations from pi_0 (a mid-run target). Operators, built as ``nsrl compare``
-builds them (``nsrl.experiments.compare.sample_operator``), one-hot features unless said:
+builds them (``nsrl.make_operator``, the operator registry), one-hot features unless said:
 
 * rollout-csc defaults: m = 1 rollouts ended by the LSTD critic, CRN, stratified states,
   LogisticRegression; measured after one warm-up call on the same target and budget (the
@@ -41,13 +41,12 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 import nsrl
-from nsrl.experiments.compare import sample_operator
 from nsrl.schemes.base import Step, greedy_error
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results"
 FIGURE = ROOT / "docs" / "sampling_greedy_error.png"
-# name -> (sample_operator name, its arguments, warm-up calls before the measured one)
+# name -> (registered operator name, its options, warm-up calls before the measured one)
 CONFIGS = {
     "rollout-csc defaults (m=1, LSTD critic)": ("rollout-csc", {"features": "onehot"}, 1),
     "rollout-csc, H=30, no critic (a run's first call)":
@@ -87,7 +86,7 @@ def measure(sizes, seeds, budgets, big, repeats) -> pd.DataFrame:
                         for r in range(repeats if budget not in big else 1):
                             rng = np.random.default_rng(1000 * seed + r)
                             t0 = time.perf_counter()
-                            op = sample_operator(op_name, mdp, budget, **kwargs)
+                            op = nsrl.make_operator(op_name, mdp, samples=budget, **kwargs)
                             for _ in range(warm):
                                 op.greedy(target, nsrl.Nu(), rng)
                             t1 = time.perf_counter()

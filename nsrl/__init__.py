@@ -10,7 +10,9 @@ The public surface, by layer:
 * greedy operators: :class:`ExactGreedy`, :class:`ProjectedGreedy` and, built from samples,
   :class:`RolloutCSC`, :class:`RolloutRegression`, :class:`LSTDQ`;
 * schemes: :class:`API`, :class:`APIAlpha`, :class:`CPI`, :class:`CPIAlpha`,
-  :class:`CPIPlus`, :class:`PSDP`, :class:`NSPI`, :func:`make_scheme`, :func:`run`;
+  :class:`CPIPlus`, :class:`PSDP`, :class:`NSPI`, :func:`make_scheme`;
+* running them: :func:`run` (one run or many, the reference loop or the batched engines),
+  :class:`OperatorSpec` and :func:`make_operator` (operators by registered name);
 * the analysis: :func:`concentrability`, :func:`run_bounds`, :func:`table1_bounds`;
 * Stable-Baselines3: :func:`from_sb3`, :func:`to_sb3`, :class:`SB3Policy`, :class:`SB3VecEnv`.
 
@@ -18,8 +20,10 @@ Importing nsrl registers the Gymnasium ids (``gym.make("Garnet-v0")``). The samp
 operators (scikit-learn) and the SB3 bridge (torch) load on first use.
 """
 
+from nsrl.engine import OperatorSpec, run
 from nsrl.exact import evaluate, greedy_actions, loss, occupancy, optimal_value, q_values
 from nsrl.greedy import ExactGreedy, Greedy, GreedyOperator, Nu, Occupancy, ProjectedGreedy
+from nsrl.greedy.registry import make_operator
 from nsrl.model import FiniteMDP, garnet
 from nsrl.policies import Constant, Deterministic, Mixture, NonStationary, Stochastic, constant
 from nsrl.schemes import (
@@ -32,7 +36,6 @@ from nsrl.schemes import (
     CPIPlus,
     History,
     make_scheme,
-    run,
 )
 from nsrl.theory import (
     Concentrability,
@@ -71,6 +74,7 @@ __all__ = [
     "NonStationary",
     "Nu",
     "Occupancy",
+    "OperatorSpec",
     "PSDP",
     "ProjectedGreedy",
     "RolloutCSC",
@@ -87,6 +91,7 @@ __all__ = [
     "initial_gaps",
     "kakade_langford_bound",
     "loss",
+    "make_operator",
     "make_scheme",
     "occupancy",
     "optimal_value",

@@ -63,9 +63,9 @@ def test_learner_checkpoints_stop_at_the_budget(monkeypatch):
     assert samples == sorted(samples) and len(points) == 40
     assert 0.95 * 8000 <= samples[-1] <= 8000
     # An operator that spends three times its share is stopped once the budget is used.
-    original = compare.sample_operator
-    monkeypatch.setattr(compare, "sample_operator",
-                        lambda name, mdp, samples, **kw: original(name, mdp, 3 * samples, **kw))
+    original = compare.make_operator
+    monkeypatch.setattr(compare, "make_operator", lambda name, mdp, samples, **kw: original(
+        name, mdp, samples=3 * samples, **kw))
     samples = [s for s, _ in learner(mdp, 8000, 0)]
     assert samples == sorted(samples) and 10 < len(samples) < 20
     assert samples[-1] >= 8000 and samples[-2] < 8000
@@ -200,9 +200,11 @@ def test_critic_names_map_to_operator_arguments():
     from sklearn.linear_model import LinearRegression
 
     mdp = nsrl.garnet(8, 2, 2, seed=0)
-    op = compare.sample_operator("rollout-csc", mdp, 1000, critic="none", horizon="geometric")
+    op = nsrl.make_operator("rollout-csc", mdp, samples=1000, critic="none", horizon="geometric")
     assert op.critic is None and op.horizon is None  # None: the geometric horizon
-    op = compare.sample_operator("rollout-reg", mdp, 1000, critic="regression", m=4)
+    op = nsrl.make_operator("rollout-reg", mdp, samples=1000, critic="regression", m=4)
     assert isinstance(op.critic.regressor, LinearRegression) and op.m == 4
-    with pytest.raises(ValueError, match="unknown critic 'magic'"):
-        compare.sample_operator("rollout-csc", mdp, 1000, critic="magic")
+    with pytest.raises(ValueError, match="option 'critic' should be a string, one of 'auto'"):
+        nsrl.make_operator("rollout-csc", mdp, samples=1000, critic="magic")
+    with pytest.raises(ValueError, match="unknown option.*'noise'"):
+        nsrl.make_operator("rollout-csc", mdp, noise=0.1)

@@ -64,7 +64,8 @@ def test_bad_preset_field_is_named_and_nothing_is_written(field, value, tmp_path
 
 def test_string_false_is_not_read_as_true(tmp_path):
     """The bug behind the row: a non-empty string is truthy, so coercion ran the opposite."""
-    from nsrl.experiments.presets import Sweep, load_sweep
+    from nsrl.experiments.presets import Sweep
+    from nsrl.experiments.registry import load_sweep
 
     with pytest.raises(TypeError, match="relative_noise"):
         Sweep.from_dict({"relative_noise": "false"})
@@ -76,9 +77,9 @@ def test_string_false_is_not_read_as_true(tmp_path):
 # --- sizes against memory ----------------------------------------------------------------
 
 def test_huge_garnet_is_refused_with_the_figures(little_memory, tmp_path, capsys):
-    err = usage_error(["garnet", "--states", 100_000, "--actions", 10, "--branching", 2,
+    err = usage_error(["garnet", "--states", 10**9, "--actions", 10, "--branching", 2,
                        "--seed", 0, "--out", tmp_path / "g.npz"], capsys)
-    assert "745 GiB" in err and "16 GiB available" in err and "fewer states" in err
+    assert "946 GiB" in err and "16 GiB available" in err and "fewer states" in err
     assert not list(tmp_path.iterdir())
 
 
@@ -90,29 +91,31 @@ def test_huge_budget_is_refused_with_the_figures(little_memory, tmp_path, capsys
 
 
 def test_huge_sweep_shards_are_refused_before_the_manifest(little_memory, tmp_path, capsys):
+    # The sparse model holds 10^5 states in ~0.3 GiB (a sweep of them runs): 10^8 do not fit.
     out = tmp_path / "out"
-    err = usage_error(["reproduce", "--preset", toml(tmp_path, n_states="[30000]"), "--out",
+    err = usage_error(["reproduce", "--preset", toml(tmp_path, n_states="[100000000]"), "--out",
                        out], capsys)
-    assert "n_S = 30000" in err and "16 GiB available" in err
+    assert "n_S = 100000000" in err and "16 GiB available" in err
     assert not out.exists()
 
 
-def test_garnet_memory_estimate_bounds_the_measured_peak():
+@pytest.mark.parametrize("size", [(1000, 10, 2, 100, "classic"), (20_000, 10, 2, 2000, "scalable")])
+def test_garnet_memory_estimate_bounds_the_measured_peak(size):
+    n_states, n_actions, b, p, draw = size
     tracemalloc.start()
-    nsrl.garnet(150, 6, 3, seed=0)
+    nsrl.garnet(n_states, n_actions, b, p, seed=0, draw=draw)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert 0.8 * garnet_nbytes(150, 6, 15) <= peak <= garnet_nbytes(150, 6, 15)
+    estimate = garnet_nbytes(n_states, n_actions, p, b, draw)
+    assert 0.8 * estimate <= peak <= estimate
 
 
 def test_lstdq_memory_estimate_bounds_the_measured_peak(monkeypatch):
-    from nsrl.cli.common import check_sample_memory
     from nsrl.experiments.compare import scheme_learner
+    from nsrl.greedy.registry import operator_entry
 
     mdp = nsrl.garnet(50, 4, 2, seed=0)
-    estimate = {}
-    monkeypatch.setattr(memory, "check_memory", lambda n, *_: estimate.setdefault("n", n))
-    check_sample_memory("lstdq", mdp, 20_000, None, "", "")
+    estimate = {"n": operator_entry("lstdq").nbytes(50, 4, 20_000)}
     learner = scheme_learner("api", "lstdq", iterations=2)
     learner(mdp, 40_000, 0)  # warm-up: imports and compilation are not per transition
     tracemalloc.start()
@@ -277,7 +280,7 @@ def test_edited_shard_is_excluded_reported_and_recomputed(tmp_path, capsys):
 def test_failed_start_leaves_no_manifest(tmp_path, monkeypatch):
     """A failure after the manifest was written but before any shard removes what it made."""
     import nsrl.experiments.runner as runner
-    from nsrl.experiments.presets import load_sweep
+    from nsrl.experiments.registry import load_sweep
 
     sweep, out = load_sweep(toml(tmp_path)), tmp_path / "a" / "out"
     original = runner.compute_shard
@@ -325,11 +328,19 @@ def test_a_bug_keeps_its_traceback(monkeypatch):
         main(["bounds", "--garnet", "10,2,1"])
 
 
-def test_noise_bound_is_the_sweeps():
-    from nsrl.cli.core import NOISE_MAX
-    from nsrl.experiments.presets import NOISE_MAX as SWEEP_NOISE_MAX
+def test_noise_bound_is_declared_once(capsys):
+    """The CLI, sweeps and the operator read one declaration (ProjectedGreedy.params)."""
+    from nsrl.experiments.presets import Sweep
 
-    assert NOISE_MAX == SWEEP_NOISE_MAX
+    bound = nsrl.ProjectedGreedy.params["noise"].rule.le
+    assert Sweep(noise=bound).noise == bound
+    with pytest.raises(ValueError, match="noise"):
+        Sweep(noise=bound * 1.01)
+    with pytest.raises(ValueError, match="noise"):
+        nsrl.ProjectedGreedy(nsrl.garnet(5, 2, 1, seed=0), noise=bound * 1.01)
+    err = usage_error(["run", "--scheme", "api", "--garnet", "5,2,1", "--noise", bound * 1.01],
+                      capsys)
+    assert f"{bound:g}" in err
 
 
 # --- issue 23: one writer per folder, nothing of others deleted, every file atomic ---------
@@ -397,7 +408,7 @@ def test_a_failed_start_never_deletes_a_file_it_did_not_write(tmp_path, capsys):
 
 def test_an_interrupted_start_removes_only_what_it_created(tmp_path, monkeypatch):
     import nsrl.experiments.runner as runner
-    from nsrl.experiments.presets import load_sweep
+    from nsrl.experiments.registry import load_sweep
 
     out = tmp_path / "out"
     out.mkdir()
@@ -413,18 +424,22 @@ def test_an_interrupted_start_removes_only_what_it_created(tmp_path, monkeypatch
 
 
 def test_garnet_killed_while_saving_keeps_the_old_file(tmp_path, monkeypatch, capsys):
-    """The save is cut short (as by a kill): the old model is intact, no temporary is left."""
+    """The save is cut short (as by a kill): the old model is intact, no temporary is left.
+
+    ``FiniteMDP.save`` writes atomically (nsrl.model.files): numpy's write is cut short inside.
+    """
+    import numpy as np
+
     argv = ["garnet", "--states", "6", "--actions", "2", "--branching", "2", "--out",
             str(tmp_path / "g.npz")]
     assert main([*argv, "--seed", "1"]) == 0
     old = (tmp_path / "g.npz").read_bytes()
 
-    def killed(self, path):
-        with open(path, "wb") as f:
-            f.write(b"PK\x03\x04 truncated")
+    def killed(file, **arrays):
+        file.write(b"PK\x03\x04 truncated")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(nsrl.FiniteMDP, "save", killed)
+    monkeypatch.setattr(np, "savez_compressed", killed)
     assert main([*argv, "--seed", "2"]) == 130
     assert (tmp_path / "g.npz").read_bytes() == old and os.listdir(tmp_path) == ["g.npz"]
 
@@ -438,12 +453,16 @@ def test_a_full_disk_is_one_line_and_leaves_the_old_file(tmp_path, monkeypatch, 
     old = (tmp_path / "g.npz").read_bytes()
     capsys.readouterr()
 
-    def full(self, path):
-        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+    import numpy as np
 
-    monkeypatch.setattr(nsrl.FiniteMDP, "save", full)
+    def full(file, **arrays):  # the disk fills up while the model is written
+        file.write(b"PK\x03\x04")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "savez_compressed", full)
     err = usage_error([*argv, "--seed", "2"], capsys)
     assert "No space left on device" in err and "free some space" in err
+    assert str(tmp_path / "g.npz") in err  # the file is named
     assert (tmp_path / "g.npz").read_bytes() == old and os.listdir(tmp_path) == ["g.npz"]
 
 
@@ -525,7 +544,7 @@ def test_a_shard_declaring_huge_sizes_is_not_read(tmp_path, monkeypatch):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from nsrl.experiments.presets import load_sweep
+    from nsrl.experiments.registry import load_sweep
     from nsrl.experiments.storage import read_shard
 
     sweep = load_sweep(toml(tmp_path))
@@ -556,23 +575,26 @@ def test_a_sweep_with_too_small_a_rollout_budget_is_refused_before_any_shard(tmp
     assert not out.exists()
 
 
-def test_plot_of_an_unfinished_family_is_refused_not_summarised(tmp_path, monkeypatch, capsys):
+def test_plot_of_an_unfinished_experiment_is_refused_not_summarised(tmp_path, monkeypatch,
+                                                                    capsys):
     """After --limit 1 each variant has 1 of its shards: no table of verdicts over them."""
-    from nsrl.experiments import families
-    from nsrl.experiments.families import Family
+    from nsrl.experiments import registry
+    from nsrl.experiments.experiment import Experiment
     from nsrl.experiments.presets import Sweep
+    from nsrl.experiments.sensitivity.analysis import analyse
 
     base = Sweep(name="sens", n_states=(10,), n_actions=(2,), branching=(1, 2), n_mdps=2,
                  n_runs=2, n_iterations=3, schemes=("api", "psdp"))
-    family = Family("sensitivity", base, {"default": {}, "no-noise": {"noise": 0.0}})
-    monkeypatch.setitem(families.FAMILIES, "sensitivity", family)
+    experiment = Experiment("sensitivity", base, {"default": {}, "no-noise": {"noise": 0.0}},
+                            "Sensitivity", analyse)
+    monkeypatch.setitem(registry.EXPERIMENTS, "sensitivity", experiment)
     out = tmp_path / "fam"
     assert reproduce("sensitivity", out, "--limit", 1, "--no-plot") == 0
     capsys.readouterr()
     err = usage_error(["plot", out], capsys)
     assert "default has 1/4 shards" in err and "--resume" in err
     assert not (out / "sensitivity.md").exists() and not (out / ".nsrl.lock").exists()
-    fd = hold_lock(out)  # the family's folder is locked as a whole
+    fd = hold_lock(out)  # the experiment's folder is locked as a whole
     try:
         assert "is being written by pid 4242" in usage_error(
             ["reproduce", "--preset", "sensitivity", "--out", out, "--resume"], capsys)
@@ -641,16 +663,16 @@ def test_an_impossible_loss_is_never_printed(monkeypatch, capsys):
     """Whatever goes wrong inside, a negative or NaN loss ends as exit 2, not as output."""
     import numpy as np
 
-    import nsrl.schemes as schemes
+    import nsrl.engine as engine
 
-    real_run = schemes.run
+    real_run = engine.run
 
     def broken(*args, **kwargs):
         hist = real_run(*args, **kwargs)
         hist.losses[:] = [2.4e10, -1.2e10, np.nan][:len(hist.losses)]
         return hist
 
-    monkeypatch.setattr(schemes, "run", broken)
+    monkeypatch.setattr(engine, "run", broken)
     err = usage_error(["run", "--scheme", "api", "--garnet", "10,2,1", "--iterations", "3",
                        "--json"], capsys)
     assert "not accurate (1 not finite, 1 negative (down to -1.2e+10) of 3" in err
@@ -681,7 +703,7 @@ def test_lstdq_counts_are_the_same_bits_with_and_without_numba(monkeypatch):
     """NSRL_NO_NUMBA=1 gives the same sums: both paths add in batch order into running sums."""
     import numpy as np
 
-    import nsrl.greedy.store as store
+    import nsrl.greedy.transitions as store
     from nsrl.greedy.sampling import Transitions
 
     if store.numba is None:
@@ -728,8 +750,8 @@ def test_a_former_traceback_is_one_line(argv, expected, tmp_path, monkeypatch, l
 
 
 @pytest.mark.parametrize(("field", "value", "expected"), [
-    ("n_actions", "[32768]", "sweep field 'n_actions' should be a non-empty list of ints in "
-                             "[1, 32767]"),
+    ("n_actions", "[2147483648]", "sweep field 'n_actions' should be a non-empty list of ints "
+                                  "in [1, 2147483647]"),
     ("n_features", "11", "sweep field 'n_features': 11 is more than n_states = 10"),
 ])
 def test_a_sweep_beyond_its_columns_or_its_states_is_refused(field, value, expected, tmp_path,
@@ -737,6 +759,18 @@ def test_a_sweep_beyond_its_columns_or_its_states_is_refused(field, value, expec
     err = usage_error(["reproduce", "--preset", toml(tmp_path, **{field: value}), "--out",
                        tmp_path / "o"], capsys)
     assert expected in err and not (tmp_path / "o").exists()
+
+
+def test_sizes_up_to_the_int32_columns_are_accepted():
+    """Sizes are stored as int32 (nsrl.experiments.runner): a 10^5-state sweep is valid."""
+    from nsrl.experiments.presets import INT32_MAX, Sweep
+
+    sweep = Sweep(n_states=(10**5,), n_actions=(2,), branching=(2,), n_mdps=1, n_runs=1,
+                  n_iterations=1, schemes=("api",))
+    assert sweep.n_states == (10**5,) and sweep.shards()[0].name == "s100000_a02_b02_m000"
+    Sweep(n_states=(INT32_MAX,), n_actions=(INT32_MAX,), branching=(1,))
+    with pytest.raises(ValueError, match="2147483647"):
+        Sweep(n_states=(INT32_MAX + 1,))
 
 
 def test_a_scheduler_without_workers_is_refused_at_once(tmp_path, capsys):

@@ -11,7 +11,7 @@ from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import LSTDQ, TransitionStore
 from nsrl.greedy.lstd_system import DenseSystem
 from nsrl.greedy.sampling import Transitions, action_probs
-from nsrl.greedy.store import take
+from nsrl.greedy.transitions import take
 from nsrl.policies import action_table
 
 

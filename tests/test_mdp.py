@@ -90,7 +90,7 @@ def test_save_load_round_trip_exact(tmp_path):
     back = FiniteMDP.load(path)
     assert back == mdp and back.gamma == 0.95
     with np.load(path, allow_pickle=False) as z:
-        assert {"P", "R", "gamma", "features"} <= set(z.files)
+        assert {"next_states", "probs", "R", "gamma", "features"} <= set(z.files)
 
 
 def test_save_load_without_features(tmp_path):

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from nsrl.schemes import rules
+from nsrl.schemes import API, CPI, NSPI, PSDP, APIAlpha, CPIAlpha, CPIPlus, rules
 
 
 def test_line_search_steps_are_the_doublings_of_alpha_capped_at_one():
@@ -61,24 +61,50 @@ def test_cpi_step_is_kakade_langford_and_stops_below_two_thirds_epsilon():
     assert got[got > 0].min() >= (1 - gamma) * eps / (12 * r_max)
 
 
-def test_memory_and_full_steps():
-    assert rules.memory_after(3, 0.1) == 4 and rules.memory_after(3, 1.0) == 1
-    np.testing.assert_array_equal(rules.memory_after(np.array([2, 5]), np.array([1.0, 0.5])),
+def test_memory_follows_each_schemes_fold():
+    mix, window, sequence = APIAlpha(0.1), NSPI(4), PSDP()
+    assert rules.memory_after(mix, 3, 0.1) == 4 and rules.memory_after(mix, 3, 1.0) == 1
+    np.testing.assert_array_equal(rules.memory_after(mix, np.array([2, 5]), np.array([1.0, 0.5])),
                                   [1, 6])
+    assert rules.start_memory(window) == rules.memory_after(window, 4) == 4
+    assert rules.start_memory(sequence) == 0 and rules.memory_after(sequence, 7) == 8
+    assert rules.start_memory(API()) == rules.memory_after(API(), 1) == 1
+
+
+def test_the_step_rule_is_read_from_the_scheme():
+    read = []
+
+    def advantage():
+        read.append(1)
+        return 50.0
+
+    assert rules.step_size(CPIAlpha(0.3), advantage, 0.99, 1.0) == 0.3 and not read
+    assert rules.step_size(API(), advantage, 0.99, 1.0) == 1.0 and not read
+    assert rules.step_size(CPI(), advantage, 0.99, 1.0) == rules.cpi_step(50.0, 0.99, 1.0, 1e-3)
+    assert read == [1]
+
+
+def test_the_mixture_fold_gives_the_new_policy_on_a_full_step():
+    old, new = np.array([[0.2, 0.8]]), np.array([[1.0, 0.0]])
+    assert rules.mix(old, new, np.array([1.0])).tolist() == new.tolist()
+    np.testing.assert_allclose(rules.mix(old, new, 0.5), [[0.6, 0.4]])
 
 
 @pytest.mark.parametrize("bad", [0, -0.1, 1.5, True, "0.1", float("nan")])
 def test_bad_alpha_is_refused(bad):
-    with pytest.raises(ValueError, match="alpha should be a float in"):
-        rules.check_alpha(bad)
+    for cls in (APIAlpha, CPIAlpha):
+        with pytest.raises(ValueError, match="option 'alpha' should be a finite float in"):
+            cls(bad)
 
 
 @pytest.mark.parametrize("bad", [0, -1e-3, float("inf"), float("nan"), True])
 def test_bad_epsilon_is_refused(bad):
-    with pytest.raises(ValueError, match="epsilon should be a positive float"):
-        rules.check_epsilon(bad)
+    with pytest.raises(ValueError, match="option 'epsilon' should be a finite float > 0"):
+        CPI(epsilon=bad)
 
 
 def test_unknown_rule_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match="'best', 'largest-improving', 'doubling'"):
+        CPIPlus(line_search="golden-section")
     with pytest.raises(ValueError, match="best, largest-improving, doubling"):
-        rules.check_rule("golden-section")
+        rules.choose_steps([0], [1.0], "golden-section")

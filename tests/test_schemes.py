@@ -74,7 +74,7 @@ def test_cpi_plus_steps_are_powers_of_two_of_cpi_step(garnet):
         step = scheme.step(op, rng)
         if step.stopped:
             break
-        base = scheme.kakade_step(step.greedy.advantage, op)
+        base = scheme.step_of(step.greedy, op)
         ratio = np.log2(step.alpha / base)
         assert step.alpha == 1.0 or abs(ratio - round(ratio)) < 1e-9
         # the chosen candidate is the best nu-value among the line-search candidates
@@ -117,6 +117,17 @@ def test_exact_operator_has_zero_greedy_error(garnet):
 def test_bad_scheme_names(bad):
     with pytest.raises(ValueError, match="scheme"):
         nsrl.make_scheme(bad)
+
+
+@pytest.mark.parametrize(("name", "options", "says"), [
+    ("api", {"bogus": 3}, "unknown option.*'bogus'.*takes no option"),
+    ("cpi", {"line_search": "best"}, "unknown option.*'line_search'.*takes epsilon"),
+    ("api(0.1)", {"alpha": 0.2}, "gives alpha in its name"),
+    ("cpi+", {"epsilon": -1}, "option 'epsilon' should be a finite float > 0"),
+])
+def test_unknown_or_bad_options_are_refused(name, options, says):
+    with pytest.raises(ValueError, match=says):
+        nsrl.make_scheme(name, **options)
 
 
 def test_run_refuses_bad_arguments(garnet):

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-import nsrl.greedy.store as store_module
+import nsrl.greedy.transitions as store_module
 from nsrl.greedy.sampling import Transitions
-from nsrl.greedy.store import IndexCounts, TransitionStore, concat, take
+from nsrl.greedy.transitions import IndexCounts, TransitionStore, concat, take
 
 
 def batch(first: int, n: int, n_index: int = 6, n_actions: int = 2, seed: int = 0):

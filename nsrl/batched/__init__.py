@@ -1,11 +1,11 @@
 """The batched engines: every scheme of section 2, R runs on one MDP at once, exactly.
 
-``simulate(mdp, scheme, rngs, n_iterations)`` gives the same losses as running
-``nsrl.run(make_scheme(scheme), ProjectedGreedy(mdp, noise), n_iterations, rng=rng)`` for each
-Generator of ``rngs`` (tested to 1e-8): each run draws its noise in the reference order (one
-uniform vector per greedy call), takes the same greedy actions and records the loss of the
-same output. The decisions (steps, stopping, candidates, tie rules, memory) are the reference
-schemes' own (:mod:`nsrl.schemes.rules`); only how the values are obtained differs:
+:func:`nsrl.run` calls :func:`run_batched` for ``engine="batched"`` (and for ``"auto"`` where
+it can): the runs' losses equal the reference loop's for the same Generators (tested to 1e-8).
+Each run draws its noise in the reference order (one uniform vector per greedy call), takes
+the same greedy actions and records the loss of the same output. The decisions (steps,
+stopping, candidates, tie rules, memory) are the reference schemes' own, read from the scheme
+object through :mod:`nsrl.schemes.rules`; only how the values are obtained differs:
 
 * the R runs that share an MDP are batched, Pi_{Phi,nu} is precomputed once per MDP, and
   Q-values / T_pi v are compiled loops over the sparse successors (b per state);
@@ -23,63 +23,54 @@ and falls back to a direct solve when it does not certify.
 
 Engines are registered per scheme class and looked up by exact type
 (:mod:`nsrl.batched.registry`): a scheme class without an engine raises TypeError here, and
-the sweep runner runs it with the reference ``nsrl.run`` instead.
+``nsrl.run(engine="auto")`` runs it on the reference loop instead.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from nsrl.batched.linalg.batch import Batch
 from nsrl.batched.linalg.solvers import DEFAULT, Solvers
+from nsrl.batched.linalg.state import Batch
 from nsrl.batched.registry import ENGINES, engine_for, has_engine, register
-from nsrl.schemes import make_scheme
+from nsrl.schemes import History
 
 
-def simulate(mdp, scheme, rngs, n_iterations: int = 100, noise: float = 0.1,
-             noise_model: str = "relative", *, constant_feature: bool = False,
-             value: str = "exact", solvers: Solvers = DEFAULT) -> dict[str, np.ndarray]:
-    """Run ``scheme`` once per Generator of ``rngs`` on ``mdp`` with the paper's operator.
+def run_batched(scheme, batch: Batch, rngs, n_iterations: int) -> History:
+    """Run ``scheme`` once per Generator of ``rngs`` on ``batch``'s MDP and operator.
 
     Args:
-        mdp: a FiniteMDP with features (e.g. from :func:`nsrl.garnet`).
-        scheme: a scheme name (``"nspi(5)"``) or object of :mod:`nsrl.schemes`.
+        scheme: a scheme object whose exact class has an engine (:func:`engine_for`).
+        batch: the MDP's batched state, with the operator's options (:class:`Batch`).
         rngs: one numpy Generator per run (drives that run's noise).
         n_iterations: iterations K per run.
-        noise: the operator's noise amplitude iota (:class:`nsrl.ProjectedGreedy`).
-        noise_model: ProjectedGreedy's ``noise_model``.
-        constant_feature: ProjectedGreedy's ``constant_feature``.
-        value: ProjectedGreedy's ``value`` (CPI+'s scores).
-        solvers: which exact method to use by MDP size (speed only; results are equal).
 
     Returns:
-        ``{"loss": (R, K) float, "memory": (R, K) int, "step": (R, K) float}``, row r
-        being run r, as ``History.losses/memory/steps`` of the reference path.
-
-    Raises:
-        TypeError: when the scheme's exact class has no batched engine (:func:`engine_for`).
+        A History with arrays of shape (R, K), row r being run r; no transitions are drawn
+        (``samples`` is 0) and the greedy errors are not measured (NaN).
 
     Examples:
         >>> import numpy as np, nsrl
-        >>> mdp = nsrl.garnet(20, 2, 2, seed=0)
-        >>> out = simulate(mdp, "api", [np.random.default_rng(i) for i in range(3)], 5)
-        >>> out["loss"].shape
+        >>> b = Batch(nsrl.garnet(20, 2, 2, seed=0))
+        >>> run_batched(nsrl.API(), b, [np.random.default_rng(i) for i in range(3)], 5).losses.shape
         (3, 5)
     """
-    scheme = make_scheme(scheme) if isinstance(scheme, str) else scheme
     engine = engine_for(scheme)
     if not isinstance(n_iterations, (int, np.integer)) or n_iterations < 1:
         raise ValueError(f"n_iterations should be a positive int, got {n_iterations!r}.")
-    batch = Batch(mdp, noise, noise_model, constant_feature, value, solvers)
-    U = batch.draws(rngs, int(n_iterations), lazy=value == "estimated" and batch.noise > 0)
+    U = batch.draws(rngs, int(n_iterations),
+                    lazy=batch.value_estimate == "estimated" and batch.noise > 0)
     shape = U.shape[:2]
     out = {"loss": np.full(shape, np.nan), "memory": np.zeros(shape, dtype=np.int64),
            "step": np.full(shape, np.nan)}
     engine(batch, scheme, U, out)
-    return out
+    return History(losses=out["loss"], memory=out["memory"], steps=out["step"],
+                   samples=np.zeros(shape, dtype=np.int64), errors=np.full(shape, np.nan),
+                   engine="batched")
 
 
 # The engines register themselves on import (one module per scheme, as nsrl.schemes).
 from nsrl.batched import api, cpi, nspi, psdp  # noqa: E402, F401
 
-__all__ = ["ENGINES", "Solvers", "engine_for", "has_engine", "register", "simulate"]
+__all__ = ["DEFAULT", "ENGINES", "Batch", "Solvers", "engine_for", "has_engine", "register",
+           "run_batched"]

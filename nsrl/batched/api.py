@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsrl.batched.linalg.batch import Batch
+from nsrl.batched.linalg.state import Batch
 from nsrl.batched.linalg.woodbury import PolicyInverse
 from nsrl.batched.registry import register
 from nsrl.schemes import API, APIAlpha, rules
@@ -32,6 +32,7 @@ def api(b: Batch, scheme, U, out) -> None:
     iteration); otherwise Batch.policy_values.
     """
     acts = start_actions(b, U.shape[0])
+    memory, alpha = rules.start_memory(scheme), rules.step_size(scheme, None, b.gamma, None)
     width, solvers = b.nxt.shape[2], b.solvers
     low_rank = (1 < width < solvers.gmres_min_branching and b.n >= solvers.woodbury_min_states
                 and b.mdp.n_actions <= solvers.woodbury_max_actions)
@@ -40,7 +41,8 @@ def api(b: Batch, scheme, U, out) -> None:
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
         v = inverse.values(acts) if inverse else b.policy_values(acts, v)
-        out["loss"][:, k], out["memory"][:, k] = b.loss(v), 1  # API's output: one policy
+        memory = rules.memory_after(scheme, memory, alpha)
+        out["loss"][:, k], out["memory"][:, k] = b.loss(v), memory
 
 
 @register(APIAlpha)
@@ -52,7 +54,7 @@ def api_alpha(b: Batch, scheme, U, out) -> None:
     is kept as a running sum too, and factored: one single-precision LU, refined to double
     precision (Batch.solve_factored).
     """
-    alpha = scheme.alpha
+    alpha = rules.step_size(scheme, None, b.gamma, None)
     if rules.replaces(alpha):  # a full step is the greedy policy itself: API, step 1 recorded
         api(b, scheme, U, out)
         out["step"][:] = alpha
@@ -63,18 +65,18 @@ def api_alpha(b: Batch, scheme, U, out) -> None:
     onehot = np.eye(b.mdp.n_actions)
     T, rpi = onehot[pi0], b.mdp.R[b.states, pi0]
     v = b.policy_values(pi0)  # pi_0 is deterministic
-    memory = np.ones(n_runs, dtype=np.int64)
+    memory = np.full(n_runs, rules.start_memory(scheme), dtype=np.int64)
     iterative = (b.nxt.shape[2] >= b.solvers.gmres_min_branching
                  and b.n >= b.solvers.gmres_min_states)
     A = None if iterative else b.systems(pi0, b.lu_dtype)  # only ever factored
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
-        T = (1 - alpha) * T + alpha * onehot[acts]
-        rpi = (1 - alpha) * rpi + alpha * b.mdp.R[b.states, acts]
+        T = rules.mix(T, onehot[acts], alpha)
+        rpi = rules.mix(rpi, b.mdp.R[b.states, acts], alpha)
         if iterative:
             v = b.table_values(T, rpi, v)
         else:
             b.mix(A, everyone, acts, alpha)
             v = b.solve_factored(b.factor(A), T, rpi, x0=v)
-        memory = rules.memory_after(memory, np.full(n_runs, alpha))
+        memory = rules.memory_after(scheme, memory, np.full(n_runs, alpha))
         out["loss"][:, k], out["memory"][:, k], out["step"][:, k] = b.loss(v), memory, alpha

@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.batched.api import start_actions
-from nsrl.batched.linalg import krylov
-from nsrl.batched.linalg.batch import Batch
+from nsrl.batched.linalg import gmres
 from nsrl.batched.linalg.linesearch import (
     VALUE_TOL,
     StaleInverse,
@@ -23,7 +22,9 @@ from nsrl.batched.linalg.linesearch import (
     polish,
     subspace_values,
 )
+from nsrl.batched.linalg.state import Batch
 from nsrl.batched.registry import register
+from nsrl.greedy.base import policy_advantage
 from nsrl.schemes import CPI, CPIAlpha, CPIPlus, rules
 
 
@@ -38,13 +39,13 @@ def cpi(b: Batch, scheme, U, out) -> None:
     n_runs = U.shape[0]
     pi0 = start_actions(b, n_runs)
     T = np.eye(b.mdp.n_actions)[pi0]
-    plus = type(scheme) is CPIPlus
+    plus = scheme.line_search is not None  # CPI+: candidates scored on a shared subspace
     # CPI+'s direct fallbacks read A in double precision; CPI(alpha) only factors it
     A, rpi = b.systems(pi0, np.float64 if plus else b.lu_dtype), b.mdp.R[b.states, pi0]
     inv = StaleInverse(b, A) if plus else None
     lus = None if plus else b.factor(A)
     v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else b.solve_factored(lus, T, rpi)
-    memory, losses = np.ones(n_runs, dtype=np.int64), b.loss(v)
+    memory, losses = np.full(n_runs, rules.start_memory(scheme), dtype=np.int64), b.loss(v)
     active = np.arange(n_runs)  # CPI and CPI+ stop for good once their rule fires
     d = np.zeros((n_runs, b.n))  # every run's last occupancy: CPI's refinement starts there
     out["step"][:] = 0.0
@@ -64,7 +65,7 @@ def cpi(b: Batch, scheme, U, out) -> None:
             active, a, acts = active[moved], alpha[moved], acts[moved]  # stopped runs leave
             if active.size:
                 _fold_in(b, T, rpi, A, active, acts, a)
-                memory[active] = rules.memory_after(memory[active], a)
+                memory[active] = rules.memory_after(scheme, memory[active], a)
                 if plus:
                     inv.drift[active] += a
                     v[active] = v_new[moved]
@@ -78,13 +79,9 @@ def cpi(b: Batch, scheme, U, out) -> None:
 
 
 def _fold_in(b: Batch, T, rpi, A, runs, acts, a) -> None:
-    """(1 - a) pi + a pi' for ``runs``, in place: tables, rewards and systems (rules.replaces)."""
-    onehot = np.eye(T.shape[2])[acts]
-    full = rules.replaces(a)
-    T[runs] = np.where(full[:, None, None], onehot,
-                       (1 - a)[:, None, None] * T[runs] + a[:, None, None] * onehot)
-    rn = b.mdp.R[b.states, acts]
-    rpi[runs] = np.where(full[:, None], rn, (1 - a)[:, None] * rpi[runs] + a[:, None] * rn)
+    """(1 - a) pi + a pi' for ``runs``, in place: tables, rewards and systems (rules.mix)."""
+    T[runs] = rules.mix(T[runs], np.eye(T.shape[2])[acts], a)
+    rpi[runs] = rules.mix(rpi[runs], b.mdp.R[b.states, acts], a)
     b.mix(A, runs, acts, a)
 
 
@@ -96,17 +93,14 @@ def cpi_step(b: Batch, scheme, T, A, rpi, v, noise, k, d, inv, runs):
     """
     q = b.q(b.project(b.perturb(v, noise[runs, k]), d))
     acts = np.argmax(q, axis=2)
-    if type(scheme) is CPIAlpha:
-        return np.full(len(T), scheme.alpha), acts, None
-    if scheme.advantage == "exact":  # the true advantage of pi' over pi (CPI.advantage_of)
-        q = b.q(v)
-        advantage = (d * (np.take_along_axis(q, acts[..., None], 2)[..., 0]
-                          - (T * q).sum(axis=2))).sum(axis=1)
-    else:  # the projected operator's own estimate (ProjectedGreedy._result)
-        advantage = (d * (q.max(axis=2) - (T * q).sum(axis=2))).sum(axis=1)
-    r_max, epsilon = rules.cpi_constants(b.mdp.r_max, scheme.r_max, scheme.epsilon)
-    alpha = np.atleast_1d(rules.cpi_step(advantage, b.gamma, r_max, epsilon))
-    if type(scheme) is not CPIPlus:
+
+    def advantage():  # the projected operator's estimate, or the model's (CPI.step_of)
+        return rules.read_advantage(scheme, policy_advantage(d, q, T, acts),
+                                    lambda: policy_advantage(d, b.q(v), T, acts))
+
+    alpha = np.broadcast_to(rules.step_size(scheme, advantage, b.gamma, b.mdp.r_max), len(T))
+    alpha = np.array(alpha, dtype=np.float64)
+    if scheme.line_search is None:
         return alpha, acts, None
     if scheme.line_search == "best" and b.value_estimate == "exact":
         return _line_search(b, inv, runs, T, A, rpi, v, acts, alpha)
@@ -130,11 +124,11 @@ def _exclude(b: Batch, T, rpi, acts, owner, steps, values, score, err, best, unc
     todo = np.flatnonzero(uncertain & (gap > 0) & ~is_best)
     if not todo.size:
         return uncertain
-    o, a = owner[todo], steps[todo][:, None, None]
-    tables = (1.0 - a) * T[o] + a * np.eye(T.shape[2])[acts[o]]
-    rhs = (1.0 - a[:, 0]) * rpi[o] + a[:, 0] * b.mdp.R[b.states, acts[o]]
+    o = owner[todo]
+    tables = rules.mix(T[o], np.eye(T.shape[2])[acts[o]], steps[todo])
+    rhs = rules.mix(rpi[o], b.mdp.R[b.states, acts[o]], steps[todo])
     atol = 0.5 * (1.0 - b.gamma) * gap[todo]
-    x, ok, _ = krylov.table_values(b.nxt, b.probs, b.gamma, tables, rhs, values[todo],
+    x, ok, _ = gmres.table_values(b.nxt, b.probs, b.gamma, tables, rhs, values[todo],
                                    atol=atol)
     lost = ok & (x @ b.mdp.start + atol / (1.0 - b.gamma) < lo[of[o]])
     uncertain = uncertain.copy()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.batched.api import api, start_actions
-from nsrl.batched.linalg.batch import Batch
+from nsrl.batched.linalg.state import Batch
 from nsrl.batched.registry import register
 from nsrl.model.memory import check_memory
-from nsrl.schemes import NSPI
+from nsrl.schemes import NSPI, rules
 
 
 @register(NSPI)
@@ -29,4 +29,4 @@ def nspi(b: Batch, scheme, U, out) -> None:
         acts = b.greedy_nu(v, U[:, k])
         window = np.concatenate([acts[:, None], window[:, :-1]], axis=1)
         v = b.loop_krylov(window, b.apply(acts, v))  # the new policy, then the old loop
-        out["loss"][:, k], out["memory"][:, k] = b.loss(v), m
+        out["loss"][:, k], out["memory"][:, k] = b.loss(v), rules.memory_after(scheme, m)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsrl.batched.linalg.batch import Batch
+from nsrl.batched.linalg.state import Batch
 from nsrl.batched.registry import register
-from nsrl.schemes import PSDP
+from nsrl.schemes import PSDP, rules
 
 
 @register(PSDP)
@@ -26,7 +26,7 @@ def psdp(b: Batch, scheme, U, out) -> None:
         buf = np.empty_like(M)
     else:
         sigma = np.zeros((n_runs, n_iterations, b.n), dtype=np.int64)  # newest first
-    v = None
+    v, memory = None, rules.start_memory(scheme)
     for k in range(n_iterations):
         acts = b.greedy_nu(v_sigma, U[:, k])
         v_sigma, c = b.apply(acts, v_sigma), b.apply(acts, c)
@@ -39,4 +39,5 @@ def psdp(b: Batch, scheme, U, out) -> None:
             window = sigma[:, n_iterations - 1 - k:]
             # warm start: pi_{k+1} then the old loop differs from the new loop after k+1 steps
             v = b.loop_krylov(window, c if v is None else b.apply(acts, v), c)
-        out["loss"][:, k], out["memory"][:, k] = b.loss(v), k + 1
+        memory = rules.memory_after(scheme, memory)
+        out["loss"][:, k], out["memory"][:, k] = b.loss(v), memory

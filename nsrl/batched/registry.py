@@ -2,12 +2,12 @@
 
 An engine is ``engine(batch, scheme, U, out)``: it runs ``scheme`` once per row of the noise
 draws ``U[r, k, s]`` on ``batch``'s MDP with the paper's projected operator, filling
-``out["loss"|"memory"|"step"][r, k]`` as ``nsrl.run`` would. Engines compute values; every
-decision they take comes from :mod:`nsrl.schemes.rules`.
+``out["loss"|"memory"|"step"][r, k]`` as the reference loop would. Engines compute values;
+every decision they take comes from the scheme's data through :mod:`nsrl.schemes.rules`.
 
 The lookup is by exact type, not isinstance: a subclass of API that changes what API does
 must not silently run API's engine. :func:`engine_for` raises TypeError for any class
-without its own engine; the sweep runner then falls back to the reference ``nsrl.run``.
+without its own engine; ``nsrl.run(engine="auto")`` then runs it on the reference loop.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def engine_for(scheme) -> Callable:
     if engine is None:
         name = type(scheme).__name__
         raise TypeError(
-            f"no batched engine for {name}: run it with nsrl.run (the sweep runner does so by "
-            f"itself), or add one with @nsrl.batched.register({name})."
+            f"no batched engine for {name}: run it with nsrl.run(..., engine='reference') "
+            f"(engine='auto' does so by itself), or add one with "
+            f"@nsrl.batched.register({name})."
         )
     return engine

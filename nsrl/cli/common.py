@@ -92,27 +92,99 @@ def npz_target(text: str, option: str = "--out") -> Path:
     return path
 
 
-def check_sample_memory(operator: str, mdp, transitions: int, representation, what: str,
-                        fix: str) -> None:
+def check_sample_memory(operator: str, mdp, transitions: int, what: str, fix: str) -> None:
     """Refuse a sample-based operator whose ``transitions`` per greedy call cannot fit.
 
-    Bytes per transition of one greedy call, measured with tracemalloc on Garnets (n_S =
-    50-200, one-hot and Phi features): LSTD-Q draws and stores ~135-150 bytes per transition
-    on top of its counts N(x, a, x') (~12 bytes per (x, a, x') entry); its store keeps at
-    most 10^6 transitions between calls (~60 MB). The rollout operators keep only per-state
-    arrays (1.1-1.8 bytes per transition).
+    The bytes come from the operator's registry entry (``OperatorEntry.nbytes``, measured).
 
     Raises:
         ValueError: the estimate exceeds the available memory (message: ``what``, ``fix``).
     """
+    from nsrl.greedy.registry import operator_entry
     from nsrl.model.memory import check_memory
 
-    fixed = 0
-    if operator == "lstdq":
-        per, fixed = 160, 16 * mdp.n_states * mdp.n_actions * mdp.n_states
-    else:
-        per = 4 if operator.startswith("rollout") else 0
-    check_memory(transitions * per + fixed, f"{what} with {operator}", fix)
+    need = operator_entry(operator).nbytes(mdp.n_states, mdp.n_actions, transitions)
+    check_memory(need, f"{what} with {operator}", fix)
+
+
+# Command-line flags of the operators' options (nsrl.greedy.registry): flag -> option name.
+OPERATOR_FLAGS = {"--noise": "noise", "--samples": "samples", "--horizon": "horizon",
+                  "--rollout-m": "m", "--critic": "critic", "--representation": "features"}
+
+
+def param_type(declared):
+    """An argparse ``type`` from a declared option (:class:`nsrl.params.Param`).
+
+    The text is read as the option's type (an int in exact scientific notation, a finite
+    float, a lower-case string) and checked by the declaration, so that the error names the
+    flag and what it takes (``argument --noise: should be a finite float in [0, 1e+06]``).
+    """
+    from nsrl.params import InvalidParameterError, describe
+
+    kind = declared.kind
+
+    def parse(text: str):
+        value = text.strip().lower()
+        for base in (int, float):
+            if base in kind.bases:
+                try:
+                    value = (integer() if base is int else real())(text)
+                    break
+                except argparse.ArgumentTypeError:
+                    continue
+        try:
+            return declared.check(value, "", "")
+        except InvalidParameterError:
+            raise argparse.ArgumentTypeError(f"should be {describe(kind, declared.rule)}, got "
+                                             f"{text!r}") from None
+
+    parse.__name__ = "option"
+    return parse
+
+
+def add_operator_arguments(p: argparse.ArgumentParser, flags, helps: dict) -> None:
+    """Add the operators' options ``flags`` (:data:`OPERATOR_FLAGS`), typed by their declaration.
+
+    A flag left out is None: the operator's default applies.
+    """
+    from nsrl.greedy.registry import OPERATORS
+
+    for flag in flags:
+        name = OPERATOR_FLAGS[flag]
+        declared = next(e.params[name] for e in OPERATORS.values() if name in e.params)
+        default = "" if declared.default is None else f" (default {declared.default})"
+        p.add_argument(flag, type=param_type(declared), default=None,
+                       metavar=flag[2:].upper().replace("-", "_"), help=helps[flag] + default)
+
+
+def operator_options(args, operators) -> dict:
+    """The operators' options given on the command line, checked against ``operators``.
+
+    Raises:
+        UsageError: a flag that none of ``operators`` takes, or options that do not go
+            together (named by their flags).
+    """
+    from nsrl.greedy.registry import operator_entry, takers, unused_options
+
+    given = {flag: getattr(args, flag[2:].replace("-", "_"), None) for flag in OPERATOR_FLAGS}
+    given = {flag: v for flag, v in given.items() if v is not None}
+    options = {OPERATOR_FLAGS[f]: v for f, v in given.items()}
+    unused = set(unused_options(operators, options))
+    if unused:
+        flags = [f for f in given if OPERATOR_FLAGS[f] in unused]
+        who = sorted({t for k in unused for t in takers(k)})
+        one = len(flags) == 1
+        raise UsageError(f"{', '.join(flags)} {'is an option' if one else 'are options'} of "
+                         f"{', '.join(who)}, not of {', '.join(operators)}; drop "
+                         f"{'it' if one else 'them'} or choose such an operator.")
+    for name in operators:
+        mine = {k: v for k, v in options.items() if k in operator_entry(name).params}
+        try:
+            operator_entry(name).check(mine)
+        except ValueError as exc:
+            flags = " ".join(f"{f} {v}" for f, v in given.items() if OPERATOR_FLAGS[f] in mine)
+            raise UsageError(f"--operator {name} with {flags}: {exc}") from None
+    return options
 
 
 def parse_garnet(text: str) -> tuple[int, int, int]:

@@ -14,13 +14,16 @@ import sys
 
 from nsrl.cli.common import (
     UsageError,
+    add_operator_arguments,
     add_problem_arguments,
     check_sample_memory,
     integer,
     load_problem,
+    operator_options,
     user_input,
 )
-from nsrl.cli.core import add_rollout_arguments, check_iterations, rollout_options
+from nsrl.cli.core import add_rollout_arguments, check_iterations
+from nsrl.greedy.registry import make_operator, operator_entry, operator_names, options_for
 
 
 def _split(text: str) -> list[str]:
@@ -46,39 +49,36 @@ def _names(option: str, text: str) -> list[str]:
 
 def _cmd_compare(args) -> int:
     from nsrl.experiments.accuracy import check_losses
-    from nsrl.experiments.compare import (
-        SAMPLE_OPERATORS,
-        compare,
-        load_sb3,
-        plot,
-        sample_operator,
-        scheme_learner,
-    )
+    from nsrl.experiments.compare import compare, load_sb3, plot, scheme_learner
     from nsrl.experiments.locking import check_unlocked, locked
     from nsrl.experiments.safe_io import atomic_path, make_folder, refuse_link, remove_made
     from nsrl.experiments.storage import check_folder
 
     schemes, operators = _names("--schemes", args.schemes), _names("--operators", args.operators)
-    rollout = rollout_options(args, operators)
+    with user_input():
+        for op in operators:
+            operator_entry(op)  # an unknown name, before the flags are checked against it
+    given = operator_options(args, operators)
     with user_input():
         out = check_folder(args.out)
         mdp = load_problem(args)
         check_iterations(args.iterations, mdp)
         learners = {}
+        per_operator = options_for(operators, given)
         for scheme in schemes:
             for op in operators:
-                learners[f"{scheme}/{op}"] = scheme_learner(
-                    scheme, op, args.iterations, features=args.representation, **rollout)
+                learners[f"{scheme}/{op}"] = scheme_learner(scheme, op, args.iterations,
+                                                            **per_operator[op])
         if args.sb3:
             learners.update(load_sb3(_split(args.sb3)))
         per_call = max(1, args.budget // args.iterations)  # as scheme_learner draws them
         for op in operators:
             what = f"--budget {args.budget} ({per_call:,} transitions per greedy call, " \
                    f"budget / iterations)"
-            check_sample_memory(op, mdp, per_call, args.representation, what, "lower --budget")
-            if op in SAMPLE_OPERATORS:  # a budget too small for one state, before any work
+            check_sample_memory(op, mdp, per_call, what, "lower --budget")
+            if operator_entry(op).sample_based:  # a budget too small for one state, now
                 try:
-                    sample_operator(op, mdp, per_call, features=args.representation, **rollout)
+                    make_operator(op, mdp, **per_operator[op], samples=per_call)
                 except ValueError as exc:
                     raise ValueError(f"{what} with {op}: {exc}") from None
         for name in ("compare.csv", "compare.png"):
@@ -114,13 +114,14 @@ def add_parser(subparsers) -> None:
     add_problem_arguments(p)
     p.add_argument("--schemes", default=_DEFAULTS["--schemes"], help="comma-separated schemes")
     p.add_argument("--operators", default=_DEFAULTS["--operators"],
-                   help="rollout-csc, rollout-reg, lstdq, exact, projected")
+                   help=", ".join(operator_names()))
     p.add_argument("--budget", type=integer(1), default=100_000, help="transitions per run")
     p.add_argument("--iterations", type=integer(1), default=20,
                    help="scheme iterations per run (20)")
     add_rollout_arguments(p)
-    p.add_argument("--representation", choices=["phi", "onehot"], default=None,
-                   help="state features of the sample-based operators (default: Phi)")
+    add_operator_arguments(p, ["--noise", "--representation"], {
+        "--noise": "noise amplitude iota of the projected operator",
+        "--representation": "state features of the sample-based operators (default: Phi)"})
     p.add_argument("--seeds", type=integer(1), default=3, help="runs per learner (3)")
     p.add_argument("--seed", type=integer(0), default=0, help="first run seed (0)")
     p.add_argument("--sb3", default="", help="also SB3 learners, e.g. ppo,a2c,dqn")

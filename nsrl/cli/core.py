@@ -8,7 +8,6 @@ nsrl run --scheme NAME (--garnet S,A,B [--mdp-seed N] | --mdp F) [--iterations K
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
@@ -16,34 +15,39 @@ import numpy as np
 
 from nsrl.cli.common import (
     GAMMA_MAX,
+    OPERATOR_FLAGS,
     UsageError,
+    add_operator_arguments,
     add_problem_arguments,
     check_features,
     check_sample_memory,
     integer,
     load_problem,
     npz_target,
+    operator_options,
     real,
     user_input,
 )
+from nsrl.greedy.registry import operator_names
 
 ORDER = 0  # listed first in ``nsrl --help``
-NOISE_MAX = 1e6  # as nsrl.experiments.presets.NOISE_MAX (not imported: it loads the schemes)
 
 
 def _cmd_garnet(args) -> int:
-    from nsrl.experiments.safe_io import atomic_path, make_folder, remove_made
+    from nsrl.experiments.safe_io import make_folder, output_error, remove_made
     from nsrl.model.garnet import garnet
 
     check_features(args.features, args.states)
-    path = npz_target(args.out)  # what numpy writes: --out noext writes noext.npz
+    path = npz_target(args.out)  # what numpy writes: --out noext writes noext.npz; no link
     with user_input():
         mdp = garnet(args.states, args.actions, args.branching, args.features, args.gamma,
                      seed=args.seed)
     made = make_folder(path.parent)
-    try:  # an existing file stays whole until the new one is complete (killed or disk full)
-        with atomic_path(path, suffix=".npz") as tmp:
-            mdp.save(tmp)
+    try:  # mdp.save is atomic: an existing file stays whole until the new one is complete
+        path = mdp.save(path)
+    except OSError as exc:  # a full disk, a read-only folder: one line naming the file
+        remove_made(made)
+        raise output_error(exc, path) from None
     except BaseException:
         remove_made(made)
         raise
@@ -52,103 +56,39 @@ def _cmd_garnet(args) -> int:
 
 
 def make_operator(args, mdp):
-    """The greedy operator named by ``--operator`` (core: exact, projected)."""
-    from nsrl.greedy import ExactGreedy, ProjectedGreedy
+    """The registered operator named by ``--operator`` with the options given as flags."""
+    from nsrl.greedy.registry import operator_entry
 
-    name = getattr(args, "operator", "projected")
-    if name == "exact":
-        return ExactGreedy(mdp)
-    if name == "projected":
-        return ProjectedGreedy(mdp, noise=args.noise)
-    factory = OPERATORS.get(name)
-    if factory is None:
-        known = ", ".join(["exact", "projected", *OPERATORS])
-        raise UsageError(f"unknown operator {name!r}; expected one of {known}.")
-    return factory(args, mdp)
-
-
-ROLLOUT_OPERATORS = ("rollout-csc", "rollout-reg")
-CRITICS = ("auto", "lstd", "regression", "none")  # as nsrl.experiments.compare.CRITICS
-
-
-def horizon(text: str):
-    """An argparse ``type``: "geometric" or an int >= 1 (the rollout horizon H)."""
-    if text.strip().lower() == "geometric":
-        return "geometric"
+    name = args.operator
+    with user_input():
+        entry = operator_entry(name)
+    options = operator_options(args, [entry.name])
+    if entry.sample_based:
+        samples = options.get("samples", entry.params["samples"].default)
+        check_sample_memory(name, mdp, samples, f"--samples {samples}", "lower --samples")
     try:
-        return integer(1)(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"should be an int >= 1 or 'geometric', got "
-                                         f"{text!r}") from None
+        return entry.make(mdp, **options)
+    except (ValueError, TypeError) as exc:  # name the flags the operator refused
+        flags = " ".join(f"{flag} {getattr(args, flag[2:].replace('-', '_'))}"
+                         for flag, key in OPERATOR_FLAGS.items() if key in options)
+        raise UsageError(f"--operator {name} with {flags}: {exc}") from None
 
 
-def critic(text: str) -> str:
-    """An argparse ``type``: one of :data:`CRITICS`."""
-    if text.strip().lower() not in CRITICS:
-        raise argparse.ArgumentTypeError(f"should be one of {', '.join(CRITICS)}, got {text!r}")
-    return text.strip().lower()
+ROLLOUT_HELP = {
+    "--horizon": "rollout horizon H when no critic value ends the rollouts (the first call, "
+                 "--critic none): an int, or 'geometric' (unbiased, noisy at gamma near 1); "
+                 "default: the operator's (30)",
+    "--rollout-m": "rollout length m before the critic's bootstrap gamma^m V(s_m) (CBMPI); "
+                   "default: the operator's (1)",
+    "--critic": "what ends the m-step rollouts: lstd (LSTD(0) on the previous call's "
+                "transitions), regression (LinearRegression on its Q estimates), none (plain "
+                "H-step rollouts), auto (lstd)",
+}
 
 
 def add_rollout_arguments(p) -> None:
-    """--horizon, --rollout-m, --critic: the rollout operators' settings (default: theirs)."""
-    p.add_argument("--horizon", type=horizon, default=None, metavar="H|geometric",
-                   help="rollout horizon H when no critic value ends the rollouts (the first "
-                   "call, --critic none): an int, or 'geometric' (unbiased, noisy at gamma "
-                   "near 1); default: the operator's (30)")
-    p.add_argument("--rollout-m", type=integer(1), default=None, metavar="M",
-                   help="rollout length m before the critic's bootstrap gamma^m V(s_m) "
-                   "(CBMPI); default: the operator's (1)")
-    p.add_argument("--critic", type=critic, default="auto",
-                   help="what ends the m-step rollouts: lstd (LSTD(0) on the previous call's "
-                   "transitions), regression (LinearRegression on its Q estimates), none (plain "
-                   "H-step rollouts); default auto (lstd)")
-
-
-def rollout_options(args, operators) -> dict:
-    """The rollout settings given on the command line, checked against ``operators``.
-
-    Raises:
-        UsageError: a rollout setting without a rollout operator, or --rollout-m with
-            --critic none (without a critic nothing ends the rollouts at m).
-    """
-    given = [opt for opt, value in (("--horizon", args.horizon), ("--rollout-m", args.rollout_m),
-                                    ("--critic", None if args.critic == "auto" else args.critic))
-             if value is not None]
-    if given and not any(op in ROLLOUT_OPERATORS for op in operators):
-        what = "is a setting" if len(given) == 1 else "are settings"
-        raise UsageError(f"{', '.join(given)} {what} of the rollout operators "
-                         f"({', '.join(ROLLOUT_OPERATORS)}), not of {', '.join(operators)}; "
-                         f"drop {'it' if len(given) == 1 else 'them'} or use a rollout "
-                         f"operator.")
-    if args.rollout_m is not None and args.critic == "none":
-        raise UsageError("--rollout-m needs a critic to end the rollouts at m; with --critic "
-                         "none they run --horizon H steps: drop --rollout-m or pick a critic.")
-    return {"horizon": args.horizon, "m": args.rollout_m, "critic": args.critic}
-
-
-def _sample_operator(name: str):
-    """Factory of a sample-based operator, ``--samples`` transitions per call."""
-
-    def factory(args, mdp):
-        from nsrl.experiments.compare import sample_operator
-
-        check_sample_memory(name, mdp, args.samples, None, f"--samples {args.samples}",
-                            "lower --samples")
-        rollout = rollout_options(args, [name])
-        try:
-            return sample_operator(name, mdp, args.samples, **rollout)
-        except (ValueError, TypeError) as exc:  # name the options the operator refused
-            flags = [f"--samples {args.samples}"] + [
-                f"{opt} {rollout[key]}" for opt, key in (("--horizon", "horizon"),
-                                                         ("--rollout-m", "m"))
-                if rollout[key] is not None]
-            raise UsageError(f"--operator {name} with {' '.join(flags)}: {exc}") from None
-
-    return factory
-
-
-# Further operators register here: name -> factory(args, mdp) -> operator.
-OPERATORS: dict = {name: _sample_operator(name) for name in ("rollout-csc", "rollout-reg", "lstdq")}
+    """--horizon, --rollout-m, --critic: the rollout operators' options (their declarations)."""
+    add_operator_arguments(p, ROLLOUT_HELP, ROLLOUT_HELP)
 
 
 def check_iterations(iterations: int, mdp) -> None:
@@ -165,15 +105,16 @@ def check_iterations(iterations: int, mdp) -> None:
 
 
 def _cmd_run(args) -> int:
+    from nsrl.engine import run
     from nsrl.experiments.accuracy import check_losses
-    from nsrl.schemes import make_scheme, run
+    from nsrl.schemes import make_scheme
 
-    rollout_options(args, [getattr(args, "operator", "projected")])  # before any work
+    operator_options(args, [args.operator])  # before any work
     with user_input():
         scheme = make_scheme(args.scheme)
         mdp = load_problem(args)
         check_iterations(args.iterations, mdp)
-        operator = make_operator(args, mdp)
+    operator = make_operator(args, mdp)
     hist = run(scheme, operator, args.iterations, rng=np.random.default_rng(args.seed), mdp=mdp,
                progress=not args.json and sys.stderr.isatty())
     with user_input():  # an impossible loss is never printed
@@ -181,7 +122,7 @@ def _cmd_run(args) -> int:
     if args.json:
         out = {
             "scheme": scheme.name,
-            "operator": getattr(args, "operator", "projected"),
+            "operator": args.operator,
             "losses": [float(x) for x in hist.losses],
             "memory": [int(x) for x in hist.memory],
             "steps": [None if np.isnan(x) else float(x) for x in hist.steps],
@@ -212,13 +153,11 @@ def add_parser(sub) -> None:
                    "nspi(5)")
     add_problem_arguments(p)
     p.add_argument("--iterations", type=integer(1), default=100)
-    p.add_argument("--noise", type=real(0, NOISE_MAX), default=0.1,
-                   help="noise amplitude iota (0.1)")
     p.add_argument("--operator", default="projected",
-                   help="greedy operator: exact, projected (default), rollout-csc, rollout-reg, "
-                   "lstdq")
-    p.add_argument("--samples", type=integer(1), default=10_000,
-                   help="transitions per greedy call of a sample-based operator (10000)")
+                   help="greedy operator: " + ", ".join(operator_names()) + " (default projected)")
+    add_operator_arguments(p, ["--noise", "--samples"], {
+        "--noise": "noise amplitude iota of the projected operator",
+        "--samples": "transitions per greedy call of a sample-based operator"})
     add_rollout_arguments(p)
     p.add_argument("--seed", type=integer(0), default=0, help="run seed (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -19,9 +19,9 @@ def add_parser(sub) -> None:
     """Register the ``reproduce`` and ``plot`` subcommands."""
     p = sub.add_parser("reproduce", help="run a sweep of the paper's experiments (resumable)")
     p.add_argument("--preset", default="quick",
-                   help="quick (default, < 2 min), paper (the full protocol), sensitivity (one "
-                   "reduced sweep per reading of what the paper leaves unsaid), sampled "
-                   "(section 5 with sample-based greedy steps) or a TOML file")
+                   help="an experiment: quick (default, < 2 min), paper (the full protocol), "
+                   "sensitivity (one reduced sweep per reading of what the paper leaves "
+                   "unsaid), sampled (section 5 with sample-based greedy steps), or a TOML file")
     p.add_argument("--out", required=True, help="output folder (table, figures, summary)")
     p.add_argument("--jobs", type=integer(1), default=1, help="local worker processes (default 1)")
     p.add_argument("--backend", default="loky", choices=("loky", "dask", "sequential"),
@@ -39,153 +39,97 @@ def add_parser(sub) -> None:
 
 
 def _cmd_reproduce(args) -> int:
-    from nsrl.experiments.presets import load_sweep
-    from nsrl.experiments.runner import check_run
+    from nsrl.experiments.accuracy import InaccurateResult
+    from nsrl.experiments.registry import check_experiment, load_experiment, run_experiment
 
     options = dict(jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
                    resume=args.resume, limit=args.limit)
-    from nsrl.experiments.families import FAMILIES
-
-    if args.preset in FAMILIES:
-        return _family(FAMILIES[args.preset], args, options)
-    with user_input():  # every check before anything is written (manifest included)
-        sweep = load_sweep(args.preset)
-        check_run(sweep, args.out, **options)
+    with user_input():  # every check before anything is written (manifests included)
+        experiment = load_experiment(args.preset)
+        check_experiment(experiment, args.out, **options)
     # SIGTERM (kill PID) ends like Ctrl-C: the session's wall time is logged on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    print(f"nsrl reproduce: sweep {sweep.name!r}, {len(sweep.shards())} shards, "
-          f"{sweep.scheme_iterations:,} scheme-iterations -> {args.out}", file=sys.stderr)
-    result = _run(sweep, args.out, options)
-    rest = result["total"] - result["done"]
-    print(f"computed {result['computed']} shards in {result['wall_time']:.1f} s; "
-          f"{result['done']}/{result['total']} shards done (on disk, intact)"
-          + (f"; {rest} to go: rerun with --resume" if rest else ""), file=sys.stderr)
-    if not args.no_plot:
-        _plot(args.out)
-    return 0
+    sweeps = experiment.sweeps()
+    total = sum(s.scheme_iterations for s in sweeps.values())
+    what = (f"{experiment.name}, {len(sweeps)} variants" if experiment.variants else
+            f"sweep {experiment.base.name!r}, {len(experiment.base.shards())} shards")
+    print(f"nsrl reproduce: {what}, {total:,} scheme-iterations -> {args.out}", file=sys.stderr)
 
+    def on_sweep(variant, folder, result):
+        rest = result["total"] - result["done"]
+        print(f"{variant + ': ' if variant else ''}computed {result['computed']} shards in "
+              f"{result['wall_time']:.1f} s; {result['done']}/{result['total']} shards done "
+              f"(on disk, intact)" + (f"; {rest} to go: rerun with --resume" if rest else ""),
+              file=sys.stderr)
+        if not args.no_plot and (not rest or not variant):  # a lone sweep: partial report
+            _plot(folder, quiet=bool(variant))
 
-def _run(sweep, out, options) -> dict:
-    """``run_sweep`` with a progress bar; a shard whose losses cannot be right is exit 2."""
-    from nsrl.experiments.accuracy import InaccurateResult
-    from nsrl.experiments.runner import run_sweep
-
-    try:
-        return run_sweep(sweep, out, progress=True, **options)
+    try:  # the experiment's folder is locked for the whole run (and each variant's)
+        result = run_experiment(experiment, args.out, on_sweep=on_sweep, progress=True,
+                                **options)
     except InaccurateResult as exc:  # the shards before it are kept; this one is not stored
         raise UsageError(str(exc)) from None
-
-
-def _family(family, args, options) -> int:
-    """Every variant of a family (nsrl.experiments.families), then the combined table.
-
-    The family's folder is locked for the whole run (each variant's folder too, by the
-    runner); folders made by a start that wrote nothing are removed again.
-    """
-    from nsrl.experiments.locking import check_unlocked, locked
-    from nsrl.experiments.runner import check_run
-    from nsrl.experiments.safe_io import make_folder, remove_made
-    from nsrl.experiments.storage import check_folder
-
-    with user_input():
-        check_folder(args.out)
-        check_unlocked(args.out)
-        for name, sweep in family.sweeps().items():
-            check_run(sweep, Path(args.out) / name, **options)
-    made = make_folder(args.out)
-    try:
-        with locked(args.out):
-            return _family_locked(family, args, options)
-    finally:
-        remove_made(made)
-
-
-def _family_locked(family, args, options) -> int:
-    sweeps = family.sweeps()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    total = sum(s.scheme_iterations for s in sweeps.values())
-    print(f"nsrl reproduce: {family.name}, {len(sweeps)} variants, {total:,} "
-          f"scheme-iterations -> {args.out}", file=sys.stderr)
-    done = True
-    for name, sweep in sweeps.items():
-        result = _run(sweep, Path(args.out) / name, options)
-        print(f"{name}: computed {result['computed']} shards in {result['wall_time']:.1f} s; "
-              f"{result['done']}/{result['total']} done", file=sys.stderr)
-        done &= result["done"] == result["total"]
-        if not args.no_plot and result["done"] == result["total"]:
-            _plot(Path(args.out) / name, quiet=True)
-    if not done:
-        print(f"rerun with --resume to finish; {family.name}.md is written once every variant "
-              f"is complete", file=sys.stderr)
-        return 0
-    _summary(args.out, family)
+    if experiment.variants and not result["complete"]:
+        print(f"rerun with --resume to finish; {experiment.name}.md is written once every "
+              f"variant is complete", file=sys.stderr)
+    _say_written(result["written"])
     return 0
 
 
-def _summary(out, family) -> None:
-    """Write the family's combined table (atomically, under the folder's lock) and show it."""
-    from nsrl.experiments.families import write_summary
-    from nsrl.experiments.locking import locked
-    from nsrl.experiments.safe_io import staging
-
-    with locked(out, "nsrl plot:"), staging(out, family.variants) as stage:
-        written = [Path(out) / p.name for p in write_summary(stage, family)]
-    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
-    print(written[1].read_text())
+def _say_written(written) -> None:
+    """Name the analysis' files, and print its summary (a .md) on stdout."""
+    if written:
+        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+        print(next(p for p in written if p.suffix == ".md").read_text())
 
 
 def _cmd_plot(args) -> int:
-    from nsrl.experiments.families import family_of
+    from nsrl.experiments.registry import experiment_of, write_analysis
 
-    family = family_of(args.dir)
-    if family is not None:  # a folder written by --preset <family>
-        _check_complete(args.dir, family)
-        _summary(args.dir, family)
+    experiment = experiment_of(args.dir)
+    if experiment is not None:  # a folder written by --preset <experiment with variants>
+        _check_complete(args.dir, experiment)
+        with user_input():  # atomically, under the folder's lock
+            written = write_analysis(args.dir, experiment)
+        _say_written(written)
         return 0
     _plot(args.dir)
     return 0
 
 
-def _check_complete(out, family) -> None:
-    """Refuse a family table over unfinished variants.
+def _check_complete(out, experiment) -> None:
+    """Refuse an experiment's combined table over unfinished variants.
 
     Such a table would set the verdicts of a few shards under the whole protocol's header.
     """
     from nsrl.experiments.presets import Shard
 
-    for name, sweep in family.sweeps().items():
-        folder = Path(out) / name
+    for name, sweep in experiment.sweeps().items():
+        folder = experiment.folder(out, name)
         found = {Shard.from_name(p.stem) for p in (folder / "shards").glob("*.parquet")}
         have = sum(sweep.has_shard(s) for s in found if s is not None)
         total = len(sweep.shards())
         if have < total:
-            raise UsageError(f"{folder} has {have}/{total} shards: the {family.name} table "
+            raise UsageError(f"{folder} has {have}/{total} shards: the {experiment.name} table "
                              f"compares finished variants only; finish them with `nsrl "
-                             f"reproduce --preset {family.name} --out {out} --resume`, or "
+                             f"reproduce --preset {experiment.name} --out {out} --resume`, or "
                              f"`nsrl plot {folder}` for that variant alone.")
-
-
-# What nsrl plot reads in a results folder (linked into its staging folder).
-_INPUTS = ("manifest.json", "shards", "sessions.jsonl")
 
 
 def _plot(out, quiet: bool = False) -> None:
     import pandas as pd
 
-    from nsrl.experiments.locking import locked
     from nsrl.experiments.observations import markdown_table
-    from nsrl.experiments.report import NoIntactShard, write_report
-    from nsrl.experiments.safe_io import staging
+    from nsrl.experiments.registry import write_sweep_report
+    from nsrl.experiments.report import NoIntactShard
     from nsrl.experiments.storage import open_results
 
     with user_input():
         open_results(out)  # a folder nsrl reproduce wrote, or a one-line error
-    try:
-        with locked(out, "nsrl plot:"), staging(out, _INPUTS) as stage:
-            written, coverage = write_report(stage)
-            written = [Path(out) / p.name for p in written]
+    try:  # atomically, under the folder's lock, never through a link
+        written, coverage = write_sweep_report(out)
     except NoIntactShard as exc:  # nothing to plot (the message says why); not a bug
-        raise UsageError(str(exc).replace(str(stage), str(out))) from None
+        raise UsageError(str(exc)) from None
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     print(f"statistics of {coverage.intact}/{coverage.total} shards (intact)", file=sys.stderr)
     if not quiet:

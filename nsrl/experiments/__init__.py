@@ -1,28 +1,39 @@
-"""Reproducing section 5 of Scherrer (2014): presets (data), runner, storage, statistics.
+"""Reproducing section 5 of Scherrer (2014): experiments as units, the runner, storage, statistics.
 
-    from nsrl.experiments import load_sweep, run_sweep
-    run_sweep(load_sweep("quick"), "results/quick", jobs=2)
-    from nsrl.experiments.report import write_report   # figures + summary.md
-    write_report("results/quick")
+    from nsrl.experiments import load_experiment, run_experiment
+    run_experiment(load_experiment("quick"), "results/quick", jobs=2)  # sweeps, report, analysis
 
-The command line is ``nsrl reproduce`` / ``nsrl plot`` (:mod:`nsrl.cli.reproduce`); the
-fast exact path of the sweep is :func:`nsrl.batched.simulate`. See docs/reproduce.md.
+Each experiment is a folder (``paper/``, ``quick/``, ``sensitivity/``, ``sampled/``: its sweep
+as data and its analysis) listed by one registry (:mod:`nsrl.experiments.registry`) that the
+command line (``nsrl reproduce`` / ``nsrl plot``, :mod:`nsrl.cli.reproduce`) reads too. Every
+run of a sweep goes through :func:`nsrl.run`, which picks the batched engines where they
+apply. See docs/reproduce.md.
 """
 
-from nsrl.batched import simulate
-from nsrl.experiments.presets import PRESETS, Shard, Sweep, load_sweep
+from nsrl.experiments.experiment import Experiment
+from nsrl.experiments.presets import Shard, Sweep
+from nsrl.experiments.registry import (
+    EXPERIMENTS,
+    load_experiment,
+    load_sweep,
+    register_experiment,
+    run_experiment,
+)
 from nsrl.experiments.runner import compute_shard, run_sweep
 from nsrl.experiments.stats import final_summary, paper_stats, per_mdp
 
 __all__ = [
-    "PRESETS",
+    "EXPERIMENTS",
+    "Experiment",
     "Shard",
     "Sweep",
     "compute_shard",
     "final_summary",
+    "load_experiment",
     "load_sweep",
     "paper_stats",
     "per_mdp",
+    "register_experiment",
+    "run_experiment",
     "run_sweep",
-    "simulate",
 ]

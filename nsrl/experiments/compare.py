@@ -3,7 +3,8 @@
 A *learner* is ``learner(mdp, budget, seed) -> [(samples_used, policy), ...]``: the policy it
 would output after each number of environment transitions, to be judged by its exact loss
 ``mu (v* - v_pi)`` on ``mdp``. Every (scheme, operator) pair is a learner
-(:func:`scheme_learner`); other learners register in :data:`LEARNERS` by name, e.g. the
+(:func:`scheme_learner`, operators by their registry name, :mod:`nsrl.greedy.registry`);
+other learners register in :data:`LEARNERS` by name, e.g. the
 Stable-Baselines3 agents of ``nsrl.sb3.learners`` (``ppo``, ``a2c``, ``dqn``), which
 ``--sb3 LIST`` loads.
 
@@ -21,106 +22,34 @@ import importlib
 
 import numpy as np
 
+from nsrl.engine import run
+from nsrl.greedy.registry import make_operator, operator_entry
+from nsrl.schemes import make_scheme
+
 # name -> learner(mdp, budget, seed) -> [(samples_used, policy), ...]
 LEARNERS: dict = {}
 
-SAMPLE_OPERATORS = ("rollout-csc", "rollout-reg", "lstdq")
-MODEL_OPERATORS = ("exact", "projected")
+def scheme_learner(scheme_name: str, operator_name: str, iterations: int = 20, **options):
+    """The learner that runs ``scheme_name`` with the registered operator ``operator_name``.
 
-
-CRITICS = ("auto", "lstd", "regression", "none")  # the rollout operators' critic= by name
-
-
-def critic_argument(name: str):
-    """The rollout operators' ``critic=`` for a critic ``name`` (see :data:`CRITICS`).
-
-    "auto" is the operator's default (LSTD on a finite model), "lstd" LSTD(0) on the
-    previous call's first transitions, "regression" a ``LinearRegression()`` on the previous
-    call's Q estimates, "none" plain rollouts of the horizon H (no bootstrap).
+    A sample-based operator gets ``samples = budget // iterations`` transitions per greedy
+    call and the run stops once ``budget`` transitions are used (CPI+'s value estimates
+    count), or after ``iterations``; a model-based one (exact, projected) runs
+    ``iterations`` and gives one checkpoint at 0 samples. ``options`` are the operator's
+    own (:mod:`nsrl.greedy.registry`; checked now, an option it does not take is refused).
     """
-    if name not in CRITICS:
-        raise ValueError(f"unknown critic {name!r}; expected one of {', '.join(CRITICS)}.")
-    if name == "regression":
-        from sklearn.linear_model import LinearRegression
-
-        return LinearRegression()
-    return None if name == "none" else name
-
-
-def sample_operator(name: str, mdp, samples: int, horizon=None, features=None, m=None,
-                    critic="auto"):
-    """The sample-based operator ``name`` on the native vector env of ``mdp``.
-
-    ``samples`` transitions per greedy call; estimators are linear in ``features`` (default:
-    the MDP's Phi, like the paper's projection, one-hot without; or "onehot"):
-    LogisticRegression for ``rollout-csc``, Ridge per action for ``rollout-reg``, LSTD-Q
-    for ``lstdq``. Every operator keeps its own defaults (LSTD-Q's consistent ridge and
-    sample reuse; the rollouts' ``nsrl.greedy.rollout.DEFAULTS``: m = 1 rollouts ended by
-    the LSTD critic, H = 30, CRN, stratified states) except for what is given (None: the
-    default). The rollout options, which LSTD-Q does not have and ignores:
-
-    Args:
-        name: "rollout-csc", "rollout-reg" or "lstdq".
-        mdp: the finite model (the env is ``FiniteMDPVectorEnv(mdp)``).
-        samples: transitions per greedy call.
-        horizon: H, the length of the rollouts with no critic value to end on: an int, or
-            "geometric" (unbiased, high variance).
-        features: the state features ("onehot", or None for Phi).
-        m: the rollout length before the critic's bootstrap (an int >= 1).
-        critic: a name of :data:`CRITICS` ("auto": the default), or anything the rollout
-            operators' ``critic=`` takes (a regressor, a critic object).
-    """
-    from sklearn.linear_model import LogisticRegression, Ridge
-
-    from nsrl.envs import FiniteMDPVectorEnv
-    from nsrl.greedy import LSTDQ, RolloutCSC, RolloutRegression
-
-    env = FiniteMDPVectorEnv(mdp, num_envs=1)
-    rollout = {k: v for k, v in (("horizon", horizon), ("m", m)) if v is not None}
-    rollout["critic"] = critic_argument(critic) if isinstance(critic, str) else critic
-    if name == "rollout-csc":
-        return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=samples,
-                          features=features, **rollout)
-    if name == "rollout-reg":
-        return RolloutRegression(env, Ridge(alpha=1e-3), budget=samples, features=features,
-                                 **rollout)
-    if name == "lstdq":
-        return LSTDQ(env, budget=samples, features=features)
-    raise ValueError(f"unknown sample-based operator {name!r}; expected one of "
-                     f"{', '.join(SAMPLE_OPERATORS)}.")
-
-
-def scheme_learner(scheme_name: str, operator_name: str, iterations: int = 20, noise=0.1,
-                   **operator_args):
-    """The learner that runs ``scheme_name`` with ``operator_name`` (see module docstring).
-
-    A sample-based operator gets ``budget // iterations`` transitions per greedy call and
-    the run stops once ``budget`` transitions are used (CPI+'s value estimates count), or
-    after ``iterations``; a model-based one (exact, projected) runs ``iterations`` and
-    gives one checkpoint at 0 samples. ``operator_args`` go to :func:`sample_operator`.
-    """
-    from nsrl.greedy import ExactGreedy, ProjectedGreedy
-    from nsrl.schemes import make_scheme, run
-
     make_scheme(scheme_name)  # fail early on a bad name
-    if operator_name not in SAMPLE_OPERATORS + MODEL_OPERATORS:
-        raise ValueError(f"unknown operator {operator_name!r}; expected one of "
-                         f"{', '.join(SAMPLE_OPERATORS + MODEL_OPERATORS)}.")
+    entry = operator_entry(operator_name)
+    entry.check({**options, **({"samples": 1} if entry.sample_based else {})})
 
     def learner(mdp, budget, seed):
-        rng = np.random.default_rng(seed)
-        scheme = make_scheme(scheme_name)
-        if operator_name == "exact":
-            op = ExactGreedy(mdp)
-        elif operator_name == "projected":
-            op = ProjectedGreedy(mdp, noise=noise)
-        else:
-            op = sample_operator(operator_name, mdp, max(1, budget // iterations),
-                                 **operator_args)
-        hist = run(scheme, op, iterations, rng=rng, mdp=mdp, keep_outputs=True,
-                   max_samples=budget if hasattr(op, "samples_used") else None)
+        extra = {"samples": max(1, budget // iterations)} if entry.sample_based else {}
+        op = make_operator(entry.name, mdp, **options, **extra)
+        hist = run(make_scheme(scheme_name), op, iterations, rng=np.random.default_rng(seed),
+                   mdp=mdp, keep_outputs=True,
+                   max_samples=budget if entry.sample_based else None)
         out = list(zip(hist.samples.tolist(), hist.outputs, strict=True))
-        return out if hasattr(op, "samples_used") else out[-1:]
+        return out if entry.sample_based else out[-1:]
 
     learner.__name__ = f"{scheme_name}/{operator_name}"
     return learner

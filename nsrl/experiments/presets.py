@@ -1,5 +1,7 @@
-"""Sweeps as data: the ``quick`` and ``paper`` presets, custom sweeps from TOML, and seeds.
+"""Sweeps as data: the :class:`Sweep` protocol, its shards and their derived seeds.
 
+The experiments' own sweeps (``paper``, ``quick``, ``sensitivity``, ``sampled``) are in their
+folders, listed by :mod:`nsrl.experiments.registry`, which also reads custom sweeps from TOML.
 A :class:`Sweep` is the whole protocol of an experiment (Scherrer 2014, section 5): the grid of
 Garnet instances (n_S, n_A, b), how many MDPs per instance, runs per MDP and scheme,
 iterations, the schemes, the operator's noise, features and gamma, and one master seed.
@@ -17,19 +19,19 @@ import dataclasses
 import hashlib
 import json
 import re
-import tomllib
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from nsrl.experiments.accuracy import GAMMA_MAX
-from nsrl.experiments.schema import conform_fields, spec
-from nsrl.greedy.exact import NOISE_MODELS, VALUE_ESTIMATES
-from nsrl.schemes import PAPER_SCHEMES, make_scheme
-from nsrl.schemes.rules import ADVANTAGE_SOURCES, LINE_SEARCH_RULES
+from nsrl.greedy.model_based import ProjectedGreedy
+from nsrl.greedy.registry import FEATURES, operator_entry, operator_names
+from nsrl.params import conform_fields, spec
+from nsrl.schemes import PAPER_SCHEMES, CPIPlus, make_scheme
+from nsrl.schemes.registry import scheme_options
 
+_PROJECTED = ProjectedGreedy.params
 _SHARD_NAME = re.compile(r"s(\d+)_a(\d+)_b(\d+)_m(\d+)")
 
 
@@ -57,55 +59,52 @@ class Shard:
         return shard if shard.name == name else None
 
 
-# The greedy operators a sweep can run (sample-based ones as in nsrl.experiments.compare).
-SWEEP_OPERATORS = ("projected", "lstdq", "rollout-csc")
-
-# Relative noise amplitudes beyond this only drown the values more (at 1e6 the greedy choice
-# is already uniformly random) and approach float64 overflow (noise 1e308: OverflowError).
-NOISE_MAX = 1e6
 # Each shard is a file and an entry of the runner's lists: a million is far beyond any
 # protocol (the paper's has 810) and still fits in memory.
 MAX_SHARDS = 1_000_000
-INT16_MAX = 2**15 - 1
+# Sizes are stored as int32 columns (nsrl.experiments.runner.compute_shard).
+INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
 class Sweep:
     """A sweep over Garnet instances (defaults: the paper's protocol, section 5).
 
-    Every field is typed and checked on construction (:mod:`nsrl.experiments.schema`): a
-    wrong type or a value out of range raises TypeError/ValueError naming the field. A new
-    field is one line, its annotation and default, with a rule if it needs one, e.g.
-    ``line_search: str = spec("best", choices=("best", "first"))``.
+    Every field is typed and checked on construction (:mod:`nsrl.params`): a wrong type or a
+    value out of range raises an error naming the field. A new field is one line, its
+    annotation and default, with a rule if it needs one, e.g. ``n_mdps: int = spec(30,
+    ge=1)``; a field that passes an option of a scheme or operator on reuses the option's
+    declaration (``CPIPlus.params["line_search"].field()``), so its range is stated once.
     """
 
     name: str = "paper"
-    # sizes are stored as int16 columns (nsrl.experiments.storage)
-    n_states: tuple[int, ...] = spec((50, 100, 200), ge=1, le=INT16_MAX, distinct=True)
-    n_actions: tuple[int, ...] = spec((2, 5, 10), ge=1, le=INT16_MAX, distinct=True)
-    branching: tuple[int, ...] = spec((1, 2, 10), ge=1, le=INT16_MAX, distinct=True)
+    # sizes are stored as int32 columns (nsrl.experiments.runner.compute_shard)
+    n_states: tuple[int, ...] = spec((50, 100, 200), ge=1, le=INT32_MAX, distinct=True)
+    n_actions: tuple[int, ...] = spec((2, 5, 10), ge=1, le=INT32_MAX, distinct=True)
+    branching: tuple[int, ...] = spec((1, 2, 10), ge=1, le=INT32_MAX, distinct=True)
     n_mdps: int = spec(30, ge=1)
     n_runs: int = spec(30, ge=1)
     n_iterations: int = spec(100, ge=1)
     schemes: tuple[str, ...] = spec(PAPER_SCHEMES)
-    noise: float = spec(0.1, ge=0, le=NOISE_MAX)
+    noise: float = _PROJECTED["noise"].field()
     n_features: int | None = spec(None, ge=1)  # None: n_S // 10, as in the paper
     gamma: float = spec(0.99, gt=0, le=GAMMA_MAX)  # accurate exact solves
     seed: int = spec(2014, ge=0)
     # The readings of what the paper leaves unsaid (docs/decisions.md, docs/fidelity.md):
     # the projected operator's noise model and constant feature, how CPI+ scores its
     # candidates, and CPI's advantage source, epsilon and line-search rule.
-    noise_model: str = spec("relative", choices=NOISE_MODELS)
-    constant_feature: bool = False
-    line_search_scores: str = spec("exact", choices=VALUE_ESTIMATES)
-    cpi_advantage: str = spec("operator", choices=ADVANTAGE_SOURCES)
-    cpi_epsilon: float | None = spec(None, gt=0)
-    line_search: str = spec("best", choices=LINE_SEARCH_RULES)
-    # The greedy operator: the paper's noisy projection, or learned from samples of the
-    # Garnet's native vector env (its batched generative model), with ``samples_per_pair``
-    # x n_S x n_A transitions per greedy call and estimators on Phi or one-hot features.
-    operator: str = spec("projected", choices=SWEEP_OPERATORS)
-    representation: str = spec("phi", choices=("phi", "onehot"))
+    noise_model: str = _PROJECTED["noise_model"].field()
+    constant_feature: bool = _PROJECTED["constant_feature"].field()
+    line_search_scores: str = _PROJECTED["value"].field()
+    cpi_advantage: str = CPIPlus.params["advantage"].field()
+    cpi_epsilon: float | None = CPIPlus.params["epsilon"].field()
+    line_search: str = CPIPlus.params["line_search"].field()
+    # The greedy operator (nsrl.greedy.registry): the paper's noisy projection, or learned
+    # from samples of the Garnet's native vector env (its batched generative model), with
+    # ``samples_per_pair`` x n_S x n_A transitions per greedy call and estimators on Phi or
+    # one-hot features.
+    operator: str = spec("projected", choices=operator_names())
+    representation: str = spec("phi", choices=FEATURES.rule.choices)
     samples_per_pair: int = spec(10, ge=1)
 
     def __post_init__(self):
@@ -121,9 +120,11 @@ class Sweep:
             raise ValueError(f"sweep field 'n_features': {self.n_features} is more than n_states "
                              f"= {min(self.n_states)} (Phi has rank <= n_S: more features add "
                              f"nothing but memory); e.g. n_features = {min(self.n_states)}.")
-        if self.operator == "projected" and self.representation != "phi":
-            raise ValueError("sweep field 'representation': the projected operator projects on "
-                             "Phi; e.g. representation = \"phi\" (or a sample-based operator).")
+        if "features" not in operator_entry(self.operator).params and \
+                self.representation != "phi":
+            raise ValueError(f"sweep field 'representation': the {self.operator} operator "
+                             f"takes no features (the projected one projects on Phi); e.g. "
+                             f"representation = \"phi\" (or a sample-based operator).")
         try:
             canonical = tuple(make_scheme(s).name for s in self.schemes)
         except ValueError as exc:
@@ -176,13 +177,22 @@ class Sweep:
 
     def scheme(self, name: str):
         """The scheme ``name`` with this sweep's options for the schemes that take them."""
-        return make_scheme(name, advantage=self.cpi_advantage, epsilon=self.cpi_epsilon,
-                           line_search=self.line_search)
+        options = {"advantage": self.cpi_advantage, "epsilon": self.cpi_epsilon,
+                   "line_search": self.line_search}
+        return make_scheme(name, **scheme_options(name, options))
 
-    def operator_options(self) -> dict:
-        """Keyword options of the projected operator (``ProjectedGreedy`` and ``simulate``)."""
-        return {"noise": self.noise, "noise_model": self.noise_model,
-                "constant_feature": self.constant_feature, "value": self.line_search_scores}
+    def operator_options(self, shard: Shard | None = None) -> dict:
+        """The options of the sweep's operator (those its registry entry declares).
+
+        A sample-based operator's budget per call depends on the MDP: give its ``shard``.
+        """
+        options = {"noise": self.noise, "noise_model": self.noise_model,
+                   "constant_feature": self.constant_feature, "value": self.line_search_scores,
+                   "features": self.representation}
+        if shard is not None:
+            options["samples"] = self.budget(shard)
+        declared = operator_entry(self.operator).params
+        return {k: v for k, v in options.items() if k in declared}
 
     @classmethod
     def from_dict(cls, data: dict) -> Sweep:
@@ -211,8 +221,8 @@ class Sweep:
 
     @property
     def sampled(self) -> bool:
-        """Whether the greedy steps are learned from samples (not the projected operator)."""
-        return self.operator != "projected"
+        """Whether the greedy steps are learned from samples (a budget per greedy call)."""
+        return operator_entry(self.operator).sample_based
 
     def budget(self, shard: Shard) -> int:
         """Transitions per greedy call on ``shard``'s MDP: samples_per_pair x n_S x n_A."""
@@ -244,47 +254,3 @@ _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
 
 def _instance(shard: Shard) -> tuple[int, int, int]:
     return shard.n_states, shard.n_actions, shard.branching
-
-
-# The README default: a telling subset (deterministic to very stochastic dynamics, few and
-# many actions, every scheme) that finishes in well under two minutes on two cores.
-QUICK = Sweep(name="quick", n_states=(50,), n_actions=(2, 10), branching=(1, 2, 10),
-              n_mdps=8, n_runs=10)
-PAPER = Sweep(name="paper")
-PRESETS = {"quick": QUICK, "paper": PAPER}
-
-
-def load_sweep(preset: str) -> Sweep:
-    """A preset by name (``quick``, ``paper``) or a custom sweep from a TOML file.
-
-    A TOML file holds top-level keys named as the fields of :class:`Sweep`, e.g.::
-
-        name = "small"
-        n_states = [50]
-        n_actions = [2, 5]
-        branching = [1, 10]
-        n_mdps = 4
-        n_runs = 8
-        schemes = ["api", "psdp", "nspi(5)"]
-
-    Values are checked, not coerced (see :class:`Sweep`): ``relative_noise = "false"`` or
-    ``n_states = "50"`` raise TypeError naming the field.
-
-    Examples:
-        >>> load_sweep("paper").scheme_iterations
-        19440000
-    """
-    if preset in PRESETS:
-        return PRESETS[preset]
-    path = Path(preset)
-    if not path.is_file():
-        raise ValueError(
-            f"unknown preset {preset!r}: expected one of {sorted(PRESETS)} or a TOML file path."
-        )
-    try:
-        with path.open("rb") as f:
-            data = tomllib.load(f)
-    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, or not TOML
-        raise ValueError(f"cannot read the preset {str(path)!r} as TOML: {exc}.") from None
-    data.setdefault("name", path.stem)
-    return Sweep.from_dict(data)

@@ -20,16 +20,17 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from nsrl.batched import has_engine, simulate
+from nsrl.batched.registry import has_engine
+from nsrl.engine import BATCHED_MAX_STATES, OperatorSpec, run
 from nsrl.experiments.accuracy import check_losses
 from nsrl.experiments.locking import locked
 from nsrl.experiments.presets import Shard, Sweep
 from nsrl.experiments.safe_io import make_folder, remove_made
 from nsrl.experiments.storage import Store, check_out
-from nsrl.greedy import ProjectedGreedy
-from nsrl.model.garnet import garnet, garnet_nbytes
+from nsrl.greedy.registry import make_operator, operator_entry
+from nsrl.model.garnet import default_features, garnet, garnet_nbytes
 from nsrl.model.memory import available_memory, check_memory
-from nsrl.schemes import register_scheme, run
+from nsrl.schemes import register_scheme
 from nsrl.schemes.registry import added_entries
 
 BACKENDS = ("loky", "dask", "sequential")
@@ -60,61 +61,34 @@ def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, flo
     parts = []
     # One BLAS thread: the fast path's products are small (n_S <= a few hundred), and
     # threads only add synchronisation (measured: CPI+ twice as slow with 2 threads).
+    # nsrl.run picks the engine: the batched one for the projected operator and a scheme
+    # class that has one, the reference loop otherwise (a sample-based operator, whose greedy
+    # errors are measured with the model, gets a fresh operator per run).
+    operator = OperatorSpec(sweep.operator, **sweep.operator_options(shard))
     with threadpool_limits(limits=1, user_api="blas"):
         for name in sweep.schemes:
-            rngs = sweep.run_rngs(shard, name)
-            if sweep.sampled:
-                out = _sampled_runs(mdp, sweep, sweep.budget(shard), name, rngs)
-            elif has_engine(sweep.scheme(name)):
-                out = simulate(mdp, sweep.scheme(name), rngs, K, **sweep.operator_options())
-            else:
-                out = _reference_runs(mdp, sweep, name, rngs)
-            parts.append((name, out))
+            hist = run(sweep.scheme(name), operator, K, rng=sweep.run_rngs(shard, name),
+                       mdp=mdp, measure_errors=sweep.sampled)
+            parts.append((name, hist))
     n = len(parts) * R * K
     columns = {
-        "n_states": np.full(n, shard.n_states, dtype=np.int16),
-        "n_actions": np.full(n, shard.n_actions, dtype=np.int16),
-        "branching": np.full(n, shard.branching, dtype=np.int16),
+        "n_states": np.full(n, shard.n_states, dtype=np.int32),
+        "n_actions": np.full(n, shard.n_actions, dtype=np.int32),
+        "branching": np.full(n, shard.branching, dtype=np.int32),
         "mdp": np.full(n, shard.mdp, dtype=np.int32),
         "run": np.tile(np.repeat(np.arange(R, dtype=np.int32), K), len(parts)),
         "scheme": np.repeat(np.array([s for s, _ in parts], dtype=object), R * K),
         "iteration": np.tile(np.arange(1, K + 1, dtype=np.int32), R * len(parts)),
-        "loss": np.concatenate([o["loss"].ravel() for _, o in parts]),
-        "memory": np.concatenate([o["memory"].ravel() for _, o in parts]).astype(np.int32),
-        "step": np.concatenate([o["step"].ravel() for _, o in parts]),
+        "loss": np.concatenate([h.losses.ravel() for _, h in parts]),
+        "memory": np.concatenate([h.memory.ravel() for _, h in parts]).astype(np.int32),
+        "step": np.concatenate([h.steps.ravel() for _, h in parts]),
     }
     if sweep.sampled:
         columns["operator"] = np.full(n, sweep.operator, dtype=object)
         columns["representation"] = np.full(n, sweep.representation, dtype=object)
-        columns["samples"] = np.concatenate([o["samples"].ravel() for _, o in parts])
-        columns["error"] = np.concatenate([o["error"].ravel() for _, o in parts])
+        columns["samples"] = np.concatenate([h.samples.ravel() for _, h in parts])
+        columns["error"] = np.concatenate([h.errors.ravel() for _, h in parts])
     return shard, columns, time.process_time() - cpu
-
-
-def _reference_runs(mdp, sweep: Sweep, name: str, rngs) -> dict[str, np.ndarray]:
-    """What ``simulate`` returns, from the reference ``nsrl.run`` (a scheme with no engine)."""
-    runs = [run(sweep.scheme(name), ProjectedGreedy(mdp, **sweep.operator_options()),
-                sweep.n_iterations, rng=rng) for rng in rngs]
-    return {"loss": np.stack([h.losses for h in runs]),
-            "memory": np.stack([h.memory for h in runs]),
-            "step": np.stack([h.steps for h in runs])}
-
-
-def _sampled_runs(mdp, sweep: Sweep, budget: int, name: str, rngs) -> dict[str, np.ndarray]:
-    """Runs with a sample-based operator on the Garnet's native vector env.
-
-    The env's batched generative model draws the samples (never per-step Gymnasium calls);
-    each run has a fresh operator (its transition store is the run's own); the greedy error
-    of every call is measured with the model (``History.errors``).
-    """
-    from nsrl.experiments.compare import sample_operator
-
-    runs = [run(sweep.scheme(name), sample_operator(sweep.operator, mdp, budget,
-                                                    features=sweep.representation),
-                sweep.n_iterations, rng=rng, measure_errors=True) for rng in rngs]
-    return {key: np.stack([getattr(h, attr) for h in runs]) for key, attr in (
-        ("loss", "losses"), ("memory", "memory"), ("step", "steps"), ("samples", "samples"),
-        ("error", "errors"))}
 
 
 def without_engine(sweep: Sweep) -> list[str]:
@@ -134,9 +108,12 @@ _WORKER_BYTES = 300 * 2**20
 def shard_nbytes(sweep: Sweep, shard: Shard) -> int:
     """Estimated peak memory (bytes) of :func:`compute_shard` on ``shard``."""
     S, A, R, K = shard.n_states, shard.n_actions, sweep.n_runs, sweep.n_iterations
-    p = sweep.n_features or max(1, S // 10)
-    sampled = (160 * sweep.budget(shard) + 16 * S * A * S) if sweep.sampled else 0  # one run's
-    return (garnet_nbytes(S, A, p) + _RUN_DENSE_BYTES * R * S * S + 16 * R * K * S
+    p = sweep.n_features or default_features(S)
+    dense = _RUN_DENSE_BYTES * R * S * S if S <= BATCHED_MAX_STATES else 0  # batched engines
+    # one run's sample-based operator (nsrl.greedy.registry: measured per operator)
+    sampled = operator_entry(sweep.operator).nbytes(S, A, sweep.budget(shard)) \
+        if sweep.sampled else 0
+    return (garnet_nbytes(S, A, p, max(shard.branching, 1)) + dense + 16 * R * K * S
             + _ROW_BYTES * R * K * len(sweep.schemes) + _WORKER_BYTES + sampled)
 
 
@@ -181,14 +158,11 @@ def check_budgets(sweep: Sweep) -> None:
     The operator is built for the smallest budget of each n_A on a two-state stand-in (what
     it refuses depends on n_A and its rollout settings, not on the model).
     """
-    from nsrl.experiments.compare import sample_operator
-
     for A in sweep.n_actions:
         shard = Shard(min(sweep.n_states), A, 1, 0)
         stand_in = garnet(min(2, shard.n_states), A, 1, 1, sweep.gamma, seed=0)
         try:
-            sample_operator(sweep.operator, stand_in, sweep.budget(shard),
-                            features=sweep.representation)
+            make_operator(sweep.operator, stand_in, **sweep.operator_options(shard))
         except ValueError as exc:
             raise ValueError(
                 f"sweep field 'samples_per_pair': {sweep.samples_per_pair} x n_S "
@@ -290,7 +264,7 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     slow = [] if sweep.sampled else without_engine(sweep)
     if slow:
         warnings.warn(f"no batched engine for {', '.join(slow)}: its runs use the reference "
-                      f"nsrl.run (exact, slower)", stacklevel=2)
+                      f"nsrl.run engine (exact, slower)", stacklevel=2)
     made = make_folder(out)
     try:
         with locked(out):

@@ -6,7 +6,7 @@ TransitionStore load lazily, so that
 """
 
 from nsrl.greedy.base import Greedy, GreedyOperator, Nu, Occupancy, check_operator
-from nsrl.greedy.exact import ExactGreedy, ProjectedGreedy
+from nsrl.greedy.model_based import ExactGreedy, ProjectedGreedy
 
 __all__ = [
     "EstimatorPolicy",
@@ -30,7 +30,7 @@ _LAZY = {
     "RolloutCSC": "nsrl.greedy.rollout",
     "RolloutRegression": "nsrl.greedy.rollout",
     "LSTDQ": "nsrl.greedy.lstdq",
-    "TransitionStore": "nsrl.greedy.store",
+    "TransitionStore": "nsrl.greedy.transitions",
     "QTablePolicy": "nsrl.greedy.qpolicy",
     "EstimatorPolicy": "nsrl.greedy.features",
     "ExactCritic": "nsrl.greedy.critic",

@@ -71,6 +71,29 @@ def check_operator(operator) -> GreedyOperator:
     return operator
 
 
+def policy_advantage(rho, q, table, actions) -> np.ndarray | float:
+    """rho (Q(., pi'(.)) - sum_a pi(a|.) Q(., a)): the advantage of pi' over pi under rho.
+
+    With q = Q_{pi}, it is rho (T_{pi'} v_pi - v_pi) (value units), what CPI's step reads
+    (Kakade & Langford 2002); an operator that estimates Q passes its estimate. Works on one
+    run (``q[s, a]``) or many (``q[r, s, a]``, a result per run).
+
+    Args:
+        rho: the distribution, ``[..., s]``.
+        q: action values, ``[..., s, a]``.
+        table: the current policy pi as a table, ``[..., s, a]``.
+        actions: the new deterministic policy pi', ``[..., s]``.
+
+    Examples:
+        >>> q = np.array([[1.0, 3.0], [2.0, 0.0]])
+        >>> float(policy_advantage(np.array([0.5, 0.5]), q, np.eye(2)[[0, 0]], np.array([1, 0])))
+        1.0
+    """
+    new = np.take_along_axis(q, np.asarray(actions)[..., None], axis=-1)[..., 0]
+    gain = (rho * (new - (table * q).sum(axis=-1))).sum(axis=-1)
+    return float(gain) if np.ndim(gain) == 0 else gain
+
+
 def rho_array(mdp, rho) -> np.ndarray:
     """The distribution ``rho`` (Nu(), Occupancy(policy) or an array) as an array on ``mdp``."""
     if isinstance(rho, Nu):

@@ -64,6 +64,20 @@ def _index_observations(env) -> bool:
     return isinstance(space, gymnasium.spaces.Discrete)
 
 
+# One-hot tables up to this many states are dense (np.eye: 128 MiB at 4096 states), above a
+# scipy.sparse identity (O(n) memory): every consumer takes either.
+DENSE_ONE_HOT_MAX = 4096
+
+
+def one_hot_table(n: int):
+    """The one-hot feature table of n states: the identity, dense or sparse by size."""
+    if n <= DENSE_ONE_HOT_MAX:
+        return np.eye(n)
+    import scipy.sparse as sp
+
+    return sp.identity(n, format="csr")
+
+
 def make_features(spec, env, mdp) -> StateFeatures:
     """The feature map named by ``spec`` for observations of ``env``.
 
@@ -97,7 +111,7 @@ def make_features(spec, env, mdp) -> StateFeatures:
         n = int(env.single_observation_space.n if hasattr(env, "single_observation_space")
                 else env.observation_space.n)
         if spec == "onehot":
-            return StateFeatures("table", table=np.eye(n))
+            return StateFeatures("table", table=one_hot_table(n))
         if mdp is None or mdp.features is None:
             raise ValueError("features='phi' needs a model with features (e.g. nsrl.garnet).")
         return StateFeatures("table", table=np.asarray(mdp.features))

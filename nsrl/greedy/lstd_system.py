@@ -10,7 +10,7 @@ transitions (x_i, a_i, r_i, x'_i) of weights w_i (1 for samples), LSTD-Q (Lagoud
 psibar' being 0 after a termination. Only X_pi depends on the target. Two ways to get them:
 
 * :class:`IndexSystem`, for index observations and a feature table (one-hot or Phi), from
-  the counts N(x, a), N(x, a, x') and reward sums (:class:`nsrl.greedy.store.IndexCounts`):
+  the counts N(x, a), N(x, a, x') and reward sums (:class:`nsrl.greedy.transitions.IndexCounts`):
   with one-hot features ``G = diag N(x, a)`` and ``X_pi[(x, a), (x', a')] = N(x, a, x')
   pi(a' | x')`` are sparse, so LSTD-Q is the fixed point of the empirical model, in
   O(S A b) whatever the number of transitions; with a Phi table they are dense d x d
@@ -43,6 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from nsrl.exact import DENSE_MAX_STATES, certified_solve
 from nsrl.policies import NonStationary
 
 
@@ -56,11 +57,12 @@ class IndexSystem:
     """
 
     def __init__(self, counts, table, probs):
-        self.counts, self.probs, self.table = counts, probs, np.asarray(table, dtype=float)
+        self.counts, self.probs = counts, probs
+        self.table = table if sp.issparse(table) else np.asarray(table, dtype=float)
         n, A = counts.n_index, counts.n_actions
         self.one_hot = self.table.shape == (n, n) and is_identity(self.table)
         self.next = counts.next_matrix()
-        norms = (self.table**2).sum(axis=1)
+        norms = np.ones(n) if self.one_hot else (self.table**2).sum(axis=1)
         total = counts.states.sum()
         self.scale = float(counts.states @ norms / total) if total > 0 else float(norms.mean())
         if self.one_hot:
@@ -180,7 +182,10 @@ class DenseSystem:
 
 
 def is_identity(table) -> bool:
-    """True for the identity matrix (one-hot features)."""
+    """True for the identity matrix, dense or scipy.sparse (one-hot features)."""
+    if sp.issparse(table):
+        n = table.shape[0]
+        return bool(table.shape == (n, n) and table.nnz == n and np.all(table.diagonal() == 1.0))
     table = np.asarray(table)
     if table.ndim != 2 or table.shape[0] != table.shape[1]:
         return False
@@ -221,17 +226,34 @@ def solve_tabular_loop(system, policies, gamma: float, lam: float) -> np.ndarray
                          "use ridge > 0.")
     n = system.counts.n_index
     fb = system.b / f
-    c, M = np.zeros(n), np.eye(n)
-    for pi in reversed(policies):  # u_{m-1} = pi_{m-1} theta_0, ..., u_0 = pi_0 theta_1
+    steps = []
+    for pi in policies:
         probs = system.probs(pi)
 
         def step(y, probs=probs):  # pi f^-1 (.) applied to the pairs' values y (n A, ...)
             y = y.reshape(system.counts.n_actions, n, *y.shape[1:])
             return np.einsum("xa,ax...->x...", probs, y)
 
+        steps.append(step)
+    c = np.zeros(n)
+    for step in reversed(steps):  # u_{m-1} = pi_{m-1} theta_0, ..., u_0 = pi_0 theta_1
         c = step(fb) + gamma * step((system.next @ c) / f)
-        M = gamma * step((system.next @ M) / f[:, None])
-    u0 = np.linalg.solve(np.eye(n) - M, c)
+    if n > DENSE_MAX_STATES:  # M = L_0 ... L_{m-1} as an operator, O(n A b) per product
+
+        def apply_M(x):
+            for step in reversed(steps):
+                x = gamma * step((system.next @ x) / f)
+            return x
+
+        # rows of f^-1 N sum to at most 1, so ||M||_inf <= gamma^m
+        scale = max(float(np.abs(fb).max()), 1e-300) / (1.0 - gamma)
+        u0, _ = certified_solve(apply_M, c, gamma ** len(steps), 1e-10 * scale,
+                                what="the LSTD-Q system")
+    else:
+        M = np.eye(n)
+        for step in reversed(steps):
+            M = gamma * step((system.next @ M) / f[:, None])
+        u0 = np.linalg.solve(np.eye(n) - M, c)
     return fb + gamma * (system.next @ u0) / f
 
 

@@ -22,7 +22,7 @@ worth ``ridge`` transitions, whose weight relative to the data vanishes as they 
   it is solved backwards: k + 1 (or k + 2) ridge regressions.
 
 **Sample reuse.** LSTD-Q is off-policy, so every transition of a run can evaluate every
-later target. By default an operator keeps a :class:`nsrl.greedy.store.TransitionStore`
+later target. By default an operator keeps a :class:`nsrl.greedy.transitions.TransitionStore`
 (FIFO, 10^6 transitions): each greedy call draws ``budget`` new transitions, adds them, and
 solves from everything stored; ``samples`` counts the new ones only. With index
 observations and a feature table (one-hot, Phi) the store keeps the counts N(x, a, x'), so
@@ -55,7 +55,7 @@ from nsrl.greedy.lstd_system import (
 )
 from nsrl.greedy.qpolicy import LinearQ, QTablePolicy
 from nsrl.greedy.sampling import action_probs, make_sampler
-from nsrl.greedy.store import IndexCounts, TransitionStore
+from nsrl.greedy.transitions import IndexCounts, TransitionStore
 from nsrl.policies import Constant, Mixture, NonStationary
 
 __all__ = ["LSTDQ", "LinearQ", "QTablePolicy"]
@@ -187,7 +187,7 @@ class LSTDQ:
 
     def _row_probs(self, rng):
         """pi(a | x) at every index x, computed once per policy per call."""
-        n = len(self.features.table)
+        n = self.features.table.shape[0]
         rows = np.arange(n)
         mdp = self.sampler.mdp
         states = rows if mdp is not None and mdp.n_states == n else np.full(n, -1)
@@ -202,7 +202,7 @@ class LSTDQ:
     def _system(self, data, rng, weights=None):
         """The LSTD statistics of ``data`` (None: of the store)."""
         if self._index:
-            n = len(self.features.table)
+            n = self.features.table.shape[0]
             counts = self.store.index_counts(n, self.n_actions) if data is None else \
                 IndexCounts.of(data, n, self.n_actions, weights)
             return IndexSystem(counts, self.features.table, self._row_probs(rng))
@@ -313,7 +313,7 @@ class LSTDQ:
         start states.
         """
         _check_target(policy)
-        n = len(self.features.table)
+        n = self.features.table.shape[0]
         if self._nu_hat is None:
             starts = np.asarray(self.sampler.start(VALUE_STARTS, rng), dtype=np.int64)
             self._nu_hat = np.bincount(starts, minlength=n) / VALUE_STARTS

@@ -35,32 +35,60 @@ DEFAULT_BACKEND = "numba" if HAVE_NUMBA and not _NO_NUMBA else "numpy"
 # Keyed by id(): a WeakKeyDictionary would compare keys with FiniteMDP.__eq__ (whole arrays)
 # on every lookup. The finalizer drops the entry when the MDP is collected.
 _TABLES: dict[int, _Tables] = {}
+_PACKED: dict[int, np.ndarray] = {}
 
 
 class _Tables(NamedTuple):
-    next: np.ndarray  # next_states[s, a, j], int64
+    next: np.ndarray  # next_states[s, a, j], int64 (the model's own array)
     cdf: np.ndarray  # cumulative probabilities [s, a, j]
     reward: np.ndarray  # R[s, a], C-contiguous
     cdf_columns: np.ndarray  # cdf[s, a, k] as [k, s * n_actions + a], k < width - 1
-    next_flat: np.ndarray  # next_states.ravel()
+    next_flat: np.ndarray  # next_states.ravel() (a view)
+
+
+def _cached(cache: dict, mdp: FiniteMDP, build):
+    value = cache.get(id(mdp))
+    if value is None:
+        value = cache[id(mdp)] = build(mdp)
+        weakref.finalize(mdp, cache.pop, id(mdp), None)
+    return value
+
+
+def _build_tables(mdp: FiniteMDP) -> _Tables:
+    nxt, probs = mdp.successors
+    cdf = np.cumsum(probs, axis=2)
+    last = (probs > 0).sum(axis=2, keepdims=True) - 1
+    cdf[np.arange(cdf.shape[2]) >= last] = 1.0
+    width = cdf.shape[2]
+    columns = np.ascontiguousarray(cdf.reshape(-1, width)[:, :-1].T)
+    arrays = (nxt, cdf, np.ascontiguousarray(mdp.R), columns, nxt.reshape(-1))
+    for x in arrays[1:4]:
+        x.flags.writeable = False
+    return _Tables(*arrays)
+
+
+def _build_packed(mdp: FiniteMDP) -> np.ndarray:
+    """One record of 2 b doubles per (s, a): cdf[:b-1], the b next states, the reward.
+
+    At 10^6 states the tables do not fit in cache and a step is bound by memory latency:
+    one record per transition is one cache line to fetch instead of three (measured 2.4x
+    faster than separate cdf / next-state / reward arrays at 10^6 states, 10 actions, b = 2).
+    Next states are stored exactly as doubles (< 2^53).
+    """
+    t = _tables(mdp) if id(mdp) in _TABLES else None
+    nxt, probs = mdp.successors
+    width = nxt.shape[2]
+    cdf = t.cdf if t is not None else _build_tables(mdp).cdf
+    rec = np.empty((nxt.shape[0] * nxt.shape[1], 2 * width))
+    rec[:, : width - 1] = cdf.reshape(-1, width)[:, :-1]
+    rec[:, width - 1 : 2 * width - 1] = nxt.reshape(-1, width)
+    rec[:, 2 * width - 1] = mdp.R.ravel()
+    rec.flags.writeable = False
+    return rec
 
 
 def _tables(mdp: FiniteMDP) -> _Tables:
-    tables = _TABLES.get(id(mdp))
-    if tables is None:
-        nxt, probs = mdp.successors
-        cdf = np.cumsum(probs, axis=2)
-        last = (probs > 0).sum(axis=2, keepdims=True) - 1
-        cdf[np.arange(cdf.shape[2]) >= last] = 1.0
-        width = cdf.shape[2]
-        columns = cdf.reshape(-1, width)[:, :-1].T
-        arrays = (nxt.astype(np.int64), cdf, mdp.R, columns, nxt.astype(np.int64).ravel())
-        arrays = tuple(np.ascontiguousarray(x) for x in arrays)
-        for x in arrays:
-            x.flags.writeable = False
-        tables = _TABLES[id(mdp)] = _Tables(*arrays)
-        weakref.finalize(mdp, _TABLES.pop, id(mdp), None)
-    return tables
+    return _cached(_TABLES, mdp, _build_tables)
 
 
 def transition_tables(mdp: FiniteMDP) -> tuple[np.ndarray, np.ndarray]:
@@ -74,7 +102,8 @@ def transition_tables(mdp: FiniteMDP) -> tuple[np.ndarray, np.ndarray]:
     return tables.next, tables.cdf
 
 
-def _step_numpy(t: _Tables, states, actions, u, out_next, out_reward):
+def _step_numpy(mdp, states, actions, u, out_next, out_reward):
+    t = _tables(mdp)
     # Column by column over the (few) successors: 1-d takes are ~4x faster than a 2-d
     # fancy gather followed by a row sum, and the comparisons are the numba kernel's.
     sa = states * t.cdf.shape[1] + actions
@@ -89,21 +118,21 @@ def _step_numpy(t: _Tables, states, actions, u, out_next, out_reward):
 if HAVE_NUMBA:
 
     @numba.njit(cache=True, nogil=True)
-    def _kernel_numba(nxt, cdf, R, states, actions, u, out_next, out_reward):  # pragma: no cover
-        last = cdf.shape[2] - 1
+    def _kernel_numba(rec, n_actions, states, actions, u, out_next, out_reward):  # pragma: no cover
+        width = rec.shape[1] // 2
         for i in range(states.shape[0]):
-            s = states[i]
-            a = actions[i]
+            row = states[i] * n_actions + actions[i]
             # Same rule as the numpy path, j = number of cdf entries <= u; counted without
             # branches because a data-dependent loop exit mispredicts (2-3x slower).
             j = 0
-            for k in range(last):
-                j += cdf[s, a, k] <= u[i]
-            out_next[i] = nxt[s, a, j]
-            out_reward[i] = R[s, a]
+            for k in range(width - 1):
+                j += rec[row, k] <= u[i]
+            out_next[i] = np.int64(rec[row, width - 1 + j])
+            out_reward[i] = rec[row, 2 * width - 1]
 
-    def _step_numba(t: _Tables, states, actions, u, out_next, out_reward):
-        _kernel_numba(t.next, t.cdf, t.reward, states, actions, u, out_next, out_reward)
+    def _step_numba(mdp, states, actions, u, out_next, out_reward):
+        rec = _cached(_PACKED, mdp, _build_packed)
+        _kernel_numba(rec, mdp.n_actions, states, actions, u, out_next, out_reward)
 
 
 def resolve_backend(backend: str | None) -> str:
@@ -127,7 +156,6 @@ def step_unchecked(mdp, states, actions, rng, out_next=None, out_reward=None, ba
     Returns:
         ``(next_states, rewards)``: int64 and float64 arrays (``out_*`` if given).
     """
-    tables = _tables(mdp)
     n = states.shape[0]
     if out_next is None:
         out_next = np.empty(n, dtype=np.int64)
@@ -136,7 +164,7 @@ def step_unchecked(mdp, states, actions, rng, out_next=None, out_reward=None, ba
     kernel = _step_numba if resolve_backend(backend) == "numba" else _step_numpy
     # Uniforms are drawn by numpy for both backends: bit-identical results, and numba's
     # unboxing of a Generator costs more than the draws themselves at N = 4096.
-    kernel(tables, states, actions, rng.random(n), out_next, out_reward)
+    kernel(mdp, states, actions, rng.random(n), out_next, out_reward)
     return out_next, out_reward
 
 

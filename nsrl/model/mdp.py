@@ -1,19 +1,24 @@
-"""Finite Markov decision processes: P[s, a, s'], R[s, a], gamma, features, start distribution."""
+"""Finite Markov decision processes: successor lists, R[s, a], gamma, features, start distribution.
+
+Transitions are stored sparsely (:mod:`nsrl.model.transitions`): memory O(S A b) for b
+successors per state-action pair. The dense ``P[s, a, s']`` is a view made on request, for
+models small enough to hold it.
+"""
 
 from __future__ import annotations
 
-import zipfile
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from nsrl.model import files, transitions
 from nsrl.model.checks import check_distribution
+from nsrl.model.memory import check_memory, format_bytes
 from nsrl.model.toytext import toy_text_arrays
 
 __all__ = ["FiniteMDP", "check_distribution"]
-
-_ROW_TOL = 1e-8
 
 
 def _as_float_array(name: str, x, ndim: int) -> np.ndarray:
@@ -29,11 +34,21 @@ def _as_float_array(name: str, x, ndim: int) -> np.ndarray:
     return arr
 
 
+def _check_dense_size(shape: tuple[int, ...]) -> None:
+    n = int(np.prod(shape, dtype=np.float64))
+    check_memory(16.0 * n, f"a dense P of shape {shape} ({format_bytes(8.0 * n)})",
+                 "build the model from successor lists or a scipy.sparse matrix instead: "
+                 "FiniteMDP.from_successors(next_states, probs, R, gamma) or "
+                 "FiniteMDP.from_sparse(P, R, gamma)")
+
+
 class FiniteMDP:
     """A finite MDP (S, A, P, R, gamma) with optional linear features and start distribution.
 
     Args:
-        P: transition probabilities, shape (n_states, n_actions, n_states), ``P[s, a, s']``.
+        P: transition probabilities as a dense array of shape (n_states, n_actions,
+            n_states), ``P[s, a, s']``. For large models use :meth:`from_successors` or
+            :meth:`from_sparse`, which never hold S^2 A numbers.
         R: expected rewards, shape (n_states, n_actions); a state reward is R with equal
             columns (or pass a vector of shape (n_states,)).
         gamma: discount factor in (0, 1).
@@ -41,16 +56,21 @@ class FiniteMDP:
         start: optional start distribution nu over states (uniform if omitted).
 
     Arrays are copied and made read-only, so an instance never changes; derived
-    quantities (v*, sparse successors) are cached on it.
+    quantities (v*, the dense or CSR views of P) are cached on it. The transitions are kept
+    as successor lists (:attr:`successors`, O(S A b) memory).
 
     Examples:
         >>> import numpy as np
         >>> mdp = FiniteMDP(np.ones((2, 1, 2)) / 2, np.array([0.0, 1.0]), gamma=0.5)
-        >>> mdp.n_states, mdp.n_actions, mdp.state_reward
-        (2, 1, True)
+        >>> mdp.n_states, mdp.n_actions, mdp.state_reward, mdp.branching
+        (2, 1, True, 2)
     """
 
     def __init__(self, P, R, gamma: float, features=None, start=None):
+        if not isinstance(P, np.ndarray):
+            P = np.asarray(P)
+        if P.ndim == 3:
+            _check_dense_size(P.shape)
         P = _as_float_array("P", P, 3)
         n_states, n_actions, n_next = P.shape
         if n_next != n_states or n_states == 0 or n_actions == 0:
@@ -62,13 +82,73 @@ class FiniteMDP:
             s, a, t = (int(i) for i in np.argwhere(P < 0)[0])
             raise ValueError(f"P has a negative entry P[{s}, {a}, {t}] = {P[s, a, t]:.6g}.")
         sums = P.sum(axis=2)
-        bad = np.argwhere(np.abs(sums - 1.0) > _ROW_TOL)
+        bad = np.argwhere(np.abs(sums - 1.0) > transitions.ROW_TOL)
         if len(bad):
             s, a = (int(i) for i in bad[0])
             raise ValueError(
                 f"P[{s}, {a}, :] sums to {sums[s, a]:.10g}, not 1 ({len(bad)} rows are off); "
                 f"each P[s, a, :] must be a probability distribution over next states."
             )
+        nxt, probs = transitions.dense_to_successors(P)
+        self._setup(nxt, probs, R, gamma, features, start)
+        P.flags.writeable = False
+        self.__dict__["P"] = P  # the given dense array is the cached dense view
+
+    @classmethod
+    def from_successors(cls, next_states, probs, R, gamma: float, features=None,
+                        start=None) -> FiniteMDP:
+        """Build a model from successor lists, in O(S A b) memory.
+
+        Args:
+            next_states: ints of shape (n_states, n_actions, b): the successors of (s, a)
+                (or (n_states, n_actions) for one successor each).
+            probs: floats of the same shape: their probabilities (each row sums to 1; a
+                state listed twice in a row has its probabilities added).
+            R: expected rewards, as for :class:`FiniteMDP`.
+            gamma: discount factor in (0, 1).
+            features: optional feature matrix Phi (n_states, p).
+            start: optional start distribution (uniform if omitted).
+
+        Raises:
+            ValueError: naming the first bad row (s, a): an index out of range, a negative
+                or NaN probability, a row not summing to 1.
+
+        Examples:
+            >>> mdp = FiniteMDP.from_successors([[[1]], [[0]]], [[[1.0]], [[1.0]]], [0, 1], 0.9)
+            >>> mdp.successors[0][:, 0, 0], mdp.n_states
+            (array([1, 0]), 2)
+        """
+        nxt, probs = transitions.check_successors(next_states, probs)
+        self = cls.__new__(cls)
+        self._setup(*transitions.canonical(nxt, probs), R, gamma, features, start)
+        return self
+
+    @classmethod
+    def from_sparse(cls, P, R, gamma: float, features=None, start=None) -> FiniteMDP:
+        """Build a model from a scipy.sparse P, in O(nnz) memory.
+
+        Args:
+            P: a scipy.sparse matrix of shape (n_states * n_actions, n_states), row
+                ``s * n_actions + a``; or a list of n_actions matrices of shape
+                (n_states, n_states), one per action (mdptoolbox's layout), dense or sparse.
+            R: expected rewards, as for :class:`FiniteMDP`.
+            gamma: discount factor in (0, 1).
+            features: optional feature matrix Phi (n_states, p).
+            start: optional start distribution (uniform if omitted).
+
+        Raises:
+            ValueError: a shape that is not one of the above, or a row (s, a) with a
+                negative or NaN entry or not summing to 1 (named in the message).
+        """
+        csr, n_states, n_actions = transitions.sparse_to_csr(P)
+        transitions.check_sparse(csr, n_states, n_actions)
+        self = cls.__new__(cls)
+        self._setup(*transitions.from_csr(csr, n_states, n_actions), R, gamma, features, start)
+        return self
+
+    def _setup(self, nxt, probs, R, gamma, features, start,
+               feature_draw: files.FeatureDraw | None = None) -> None:
+        n_states, n_actions, _ = nxt.shape
         R = np.asarray(R, dtype=np.float64)
         if R.ndim == 1:
             R = np.repeat(R[:, None], n_actions, axis=1)
@@ -92,17 +172,68 @@ class FiniteMDP:
         if start is None:
             start = np.full(n_states, 1.0 / n_states)
         start = check_distribution("start", start, n_states).copy()
-        for arr in (P, R, start) + ((features,) if features is not None else ()):
+        for arr in (nxt, probs, R, start) + ((features,) if features is not None else ()):
             arr.flags.writeable = False
-        self.P, self.R, self.gamma = P, R, float(gamma)
-        self.features, self.start = features, start
+        self._successors = (nxt, probs)
+        self.R, self.gamma, self.start = R, float(gamma), start
+        self._features, self._feature_draw = features, feature_draw
         self.n_states, self.n_actions = n_states, n_actions
 
+    @property
+    def features(self) -> np.ndarray | None:
+        """The feature matrix Phi (n_states, p), or None.
+
+        A Garnet's Phi larger than 64 MiB is drawn from its instance seed on first read
+        (the same numbers as an eager draw), after a memory check naming ``n_features``.
+        """
+        if self._features is None and self._feature_draw is not None:
+            phi = self._feature_draw.draw()
+            phi.flags.writeable = False
+            self._features = phi
+        return self._features
+
+    @property
+    def n_features(self) -> int | None:
+        """p, the number of features (without drawing lazily drawn features), or None."""
+        if self._features is not None:
+            return int(self._features.shape[1])
+        return None if self._feature_draw is None else self._feature_draw.n_features
+
+    @property
+    def successors(self) -> tuple[np.ndarray, np.ndarray]:
+        """The transitions ``(next_states[s, a, j], probs[s, a, j])``, j < :attr:`branching`.
+
+        Canonical form: per row the successors of positive probability by increasing
+        state, padded with probability 0 (pointing to state 0), so a batched expectation is
+        ``(probs * v[next_states]).sum(-1)``.
+        """
+        return self._successors
+
+    @property
+    def branching(self) -> int:
+        """The width of :attr:`successors`: the most successors of any (s, a)."""
+        return int(self._successors[0].shape[2])
+
+    @cached_property
+    def P(self) -> np.ndarray:  # noqa: N802 - the paper's name
+        """The dense ``P[s, a, s']`` (made on first use; refused if it does not fit)."""
+        _check_dense_size((self.n_states, self.n_actions, self.n_states))
+        P = transitions.to_dense(*self._successors)
+        P.flags.writeable = False
+        return P
+
+    @cached_property
+    def P_csr(self):  # noqa: N802 - the paper's name
+        """P as a scipy.sparse CSR matrix of shape (n_states n_actions, n_states).
+
+        Row ``s * n_actions + a`` is the distribution of the next state after (s, a).
+        """
+        return transitions.to_csr(*self._successors)
+
     def __repr__(self) -> str:
-        p = None if self.features is None else self.features.shape[1]
         return (
             f"FiniteMDP(n_states={self.n_states}, n_actions={self.n_actions}, "
-            f"gamma={self.gamma}, n_features={p})"
+            f"gamma={self.gamma}, n_features={self.n_features})"
         )
 
     @cached_property
@@ -122,29 +253,23 @@ class FiniteMDP:
         """R_max = max |R|, so that every value is bounded by R_max / (1 - gamma)."""
         return float(np.abs(self.R).max())
 
-    @cached_property
-    def successors(self) -> tuple[np.ndarray, np.ndarray]:
-        """Sparse successors ``(next_states[s, a, j], probs[s, a, j])``, j < max branching.
+    def save(self, path: str | Path) -> Path:
+        """Write the MDP to ``path`` as .npz (no pickle), atomically; return the path written.
 
-        Rows with fewer successors than the widest row are padded with probability 0
-        (pointing to state 0), so a batched expectation is ``(probs * v[next]).sum(-1)``.
+        A name without the ``.npz`` suffix gets it (as numpy does). The file holds the
+        successor lists (keys ``next_states``, ``probs``), ``R``, ``gamma``, ``start`` and
+        ``features`` (or, for a large lazily drawn Phi, the recipe that draws it). An
+        existing file is replaced only once the new one is complete.
         """
-        nnz = (self.P > 0).sum(axis=2)
-        width = max(int(nnz.max()), 1)
-        order = np.argsort(self.P <= 0, axis=2, kind="stable")[:, :, :width]
-        probs = np.take_along_axis(self.P, order, axis=2)
-        nxt = np.where(probs > 0, order, 0)
-        nxt.flags.writeable = False
-        probs.flags.writeable = False
-        return nxt.astype(np.int64), probs
+        return files.save_mdp(self, path)
 
-    def save(self, path: str | Path) -> None:
-        """Write the MDP to ``path`` (.npz, keys P, R, gamma, features, start; no pickle)."""
-        arrays = {"P": self.P, "R": self.R, "gamma": np.float64(self.gamma), "start": self.start}
-        arrays["features"] = (
-            self.features if self.features is not None else np.zeros((self.n_states, 0))
-        )
-        np.savez_compressed(path, **arrays)
+    @classmethod
+    def load(cls, path: str | Path) -> FiniteMDP:
+        """Read an MDP written by :meth:`save` (never unpickles; sizes checked before reading).
+
+        ``path`` may omit the ``.npz`` suffix. Files of earlier versions (a dense ``P``) load.
+        """
+        return files.load_mdp(cls, path)
 
     @classmethod
     def from_gymnasium(cls, env, gamma: float = 0.99, start=None) -> FiniteMDP:
@@ -157,40 +282,27 @@ class FiniteMDP:
         return cls(P, R, gamma, start=start)
 
     @classmethod
-    def load(cls, path: str | Path) -> FiniteMDP:
-        """Read an MDP written by :meth:`save` (never unpickles)."""
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"no MDP file at {str(path)!r}; create one with `nsrl garnet`.")
-        try:
-            z = np.load(path, allow_pickle=False)
-            if not hasattr(z, "files"):
-                raise ValueError("it holds a single array, not an .npz archive")
-        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
-            raise ValueError(f"cannot read {path} as an nsrl .npz MDP file: {exc}") from None
-        with z:
-            missing = {"P", "R", "gamma"} - set(z.files)
-            if missing:
-                raise ValueError(
-                    f"{path} is not an nsrl MDP file: keys {sorted(missing)} are missing."
-                )
-            features = z["features"] if "features" in z.files else None
-            if features is not None and features.shape[1] == 0:
-                features = None
-            start = z["start"] if "start" in z.files else None
-            return cls(z["P"], z["R"], float(z["gamma"]), features=features, start=start)
+    def _from_parts(cls, nxt, probs, R, gamma, features=None, start=None,
+                    feature_draw: Callable | None = None) -> FiniteMDP:
+        """Trusted constructor for canonical successor lists made inside nsrl.model."""
+        self = cls.__new__(cls)
+        self._setup(nxt, probs, R, gamma, features, start, feature_draw)
+        return self
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, FiniteMDP):
             return NotImplemented
-        same_features = (self.features is None and other.features is None) or (
-            self.features is not None
-            and other.features is not None
-            and np.array_equal(self.features, other.features)
-        )
+        if (self.n_states, self.n_actions, self.gamma, self.n_features) != (
+                other.n_states, other.n_actions, other.gamma, other.n_features):
+            return False
+        same_draw = self._feature_draw is not None and self._feature_draw == other._feature_draw
+        same_features = same_draw or (
+            (self.features is None and other.features is None)
+            or (self.features is not None and other.features is not None
+                and np.array_equal(self.features, other.features)))
         return (
-            self.gamma == other.gamma
-            and np.array_equal(self.P, other.P)
+            all(np.array_equal(x, y)
+                for x, y in zip(self.successors, other.successors, strict=True))
             and np.array_equal(self.R, other.R)
             and np.array_equal(self.start, other.start)
             and same_features

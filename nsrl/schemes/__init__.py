@@ -1,9 +1,9 @@
-"""The seven schemes of Scherrer (2014), section 2, their shared rules, registry and run loop."""
+"""The seven schemes of Scherrer (2014), section 2: their rules, registry and reference loop."""
 
 from __future__ import annotations
 
 from nsrl.schemes.api import API, APIAlpha
-from nsrl.schemes.base import History, Step, run
+from nsrl.schemes.base import History, Step, reference_run
 from nsrl.schemes.cpi import CPI, CPIAlpha, CPIPlus
 from nsrl.schemes.nspi import NSPI
 from nsrl.schemes.psdp import PSDP
@@ -26,7 +26,7 @@ __all__ = [
     "SCHEME_NAMES",
     "Step",
     "make_scheme",
+    "reference_run",
     "register_scheme",
-    "run",
     "scheme_names",
 ]

@@ -7,9 +7,12 @@ API(alpha):  pi_{k+1} <- (1 - alpha) pi_k + alpha G_eps(nu, v_{pi_k})
 from __future__ import annotations
 
 from nsrl.greedy.base import Nu
+from nsrl.params import param, set_params
 from nsrl.policies import Mixture
 from nsrl.schemes import rules
 from nsrl.schemes.base import Step
+
+ALPHA = param(float, 0.1, gt=0, le=1)  # the fixed step of API(alpha) and CPI(alpha)
 
 
 def fold_in(pi, new, alpha: float):
@@ -34,6 +37,8 @@ class API:
     """
 
     name = "API"
+    params: dict = {}
+    fold, step_rule = "replace", "full"  # what the engines read (nsrl.schemes.rules)
 
     def start(self, pi0) -> None:
         """Set pi_0."""
@@ -54,9 +59,12 @@ class API:
 class APIAlpha(API):
     """API(alpha): mix the greedy policy in with weight alpha (paper: alpha = 0.1)."""
 
+    params = {"alpha": ALPHA}
+    fold, step_rule = "mix", "fixed"
+
     def __init__(self, alpha: float = 0.1):
-        self.alpha = rules.check_alpha(alpha)
-        self.name = f"API({alpha:g})"
+        set_params(self, alpha=alpha)
+        self.name = f"API({self.alpha:g})"
 
     def step(self, operator, rng) -> Step:
         """pi_{k+1} <- (1 - alpha) pi_k + alpha G(nu, v_{pi_k})."""

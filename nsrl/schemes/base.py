@@ -41,7 +41,10 @@ class Step:
 
 @dataclass
 class History:
-    """Per-iteration records of a run (index k-1 holds iteration k).
+    """Per-iteration records of a run (index k-1 holds iteration k), or of several runs.
+
+    The result of :func:`nsrl.run` on either engine. For several runs every array has a
+    leading run axis (row r is run r) and ``output`` is the list of the runs' outputs.
 
     Attributes:
         losses: exact loss mu (v* - v_out) of the output after each iteration (NaN without a
@@ -51,8 +54,9 @@ class History:
         samples: cumulative environment transitions drawn by the operator.
         errors: with ``measure_errors``, the greedy error rho (T v - T_{pi'} v) of each call,
             measured with the model (0 for the exact operator); NaN when no call was made.
-        output: the final output policy.
+        output: the final output policy (None from the batched engines, which build none).
         outputs: every output policy, when ``keep_outputs`` was asked.
+        engine: which engine computed it, ``"reference"`` or ``"batched"``.
     """
 
     losses: np.ndarray
@@ -62,6 +66,23 @@ class History:
     errors: np.ndarray
     output: object = None
     outputs: list = field(default_factory=list)
+    engine: str = "reference"
+
+    ARRAYS = ("losses", "memory", "steps", "samples", "errors")
+
+    @classmethod
+    def stack(cls, runs: list[History]) -> History:
+        """The runs' histories as one, with a leading run axis."""
+        arrays = {name: np.stack([getattr(h, name) for h in runs]) for name in cls.ARRAYS}
+        return cls(**arrays, output=[h.output for h in runs],
+                   outputs=[h.outputs for h in runs], engine=runs[0].engine)
+
+    def row(self, r: int) -> History:
+        """Run ``r`` of a history of several runs."""
+        output = self.output[r] if isinstance(self.output, list) else self.output
+        outputs = self.outputs[r] if self.outputs else []
+        return History(**{n: getattr(self, n)[r] for n in self.ARRAYS}, output=output,
+                       outputs=outputs, engine=self.engine)
 
 
 def greedy_error(mdp, step: Step) -> float:
@@ -74,7 +95,7 @@ def greedy_error(mdp, step: Step) -> float:
     return float(rho_array(mdp, step.rho) @ (q.max(axis=1) - chosen))
 
 
-def run(
+def reference_run(
     scheme,
     operator,
     n_iterations: int = 100,
@@ -88,7 +109,10 @@ def run(
     progress: bool = False,
     max_samples: int | None = None,
 ) -> History:
-    """Run ``scheme`` with ``operator`` for ``n_iterations`` and record its history.
+    """The reference engine: one run of ``scheme`` with ``operator``, one iteration at a time.
+
+    The loop that :func:`nsrl.run` calls for ``engine="reference"``; the scheme objects take
+    every decision (section 2), the exact backend gives the losses.
 
     Args:
         scheme: a scheme object (see :func:`nsrl.schemes.make_scheme`).
@@ -107,7 +131,7 @@ def run(
     Examples:
         >>> import numpy as np, nsrl
         >>> mdp = nsrl.garnet(20, 2, 2, seed=0)
-        >>> h = run(nsrl.API(), nsrl.ExactGreedy(mdp), 5, rng=np.random.default_rng(0))
+        >>> h = reference_run(nsrl.API(), nsrl.ExactGreedy(mdp), 5, rng=np.random.default_rng(0))
         >>> len(h.losses)
         5
     """
@@ -152,7 +176,7 @@ def run(
         if keep_outputs:
             hist.outputs.append(out)
         if max_samples is not None and total >= max_samples:
-            for name in ("losses", "memory", "steps", "samples", "errors"):
+            for name in History.ARRAYS:
                 setattr(hist, name, getattr(hist, name)[:k + 1])
             break
     hist.output = scheme.output

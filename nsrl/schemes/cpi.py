@@ -25,14 +25,19 @@ never stops. The step, the stopping test, the candidates and the choice among th
 
 from __future__ import annotations
 
-import numpy as np
-
 from nsrl.exact import backend, q_values
-from nsrl.greedy.base import Occupancy
+from nsrl.greedy.base import Occupancy, policy_advantage
+from nsrl.params import param, set_params
 from nsrl.policies import action_table, stationary_table
 from nsrl.schemes import rules
-from nsrl.schemes.api import fold_in
+from nsrl.schemes.api import ALPHA, fold_in
 from nsrl.schemes.base import Step
+
+_CPI_PARAMS = {
+    "epsilon": param(float | None, None, gt=0),
+    "r_max": param(float | None, None, gt=0),
+    "advantage": param(str, "operator", choices=rules.ADVANTAGE_SOURCES),
+}
 
 
 class CPI:
@@ -55,60 +60,64 @@ class CPI:
     """
 
     name = "CPI"
+    params = _CPI_PARAMS
+    # What the engines read (nsrl.schemes.rules): the step, the fold, CPI+'s line search.
+    fold, step_rule, line_search = "mix", "kakade", None
 
     def __init__(self, epsilon: float | None = None, r_max: float | None = None,
                  advantage: str = "operator"):
-        self.epsilon = rules.check_epsilon(epsilon)
-        self.advantage = rules.check_advantage(advantage)
-        if r_max is not None and not (isinstance(r_max, (int, float)) and r_max > 0):
-            raise ValueError(f"r_max should be a positive float or None, got {r_max!r}.")
-        self.r_max = r_max
+        set_params(self, epsilon=epsilon, r_max=r_max, advantage=advantage)
 
     def start(self, pi0) -> None:
         """Set pi_0."""
         self.pi, self.stopped = pi0, False
 
-    def constants(self, operator) -> tuple[float, float, float]:
-        """(gamma, R, epsilon) of the step rule for this operator's problem."""
+    def problem(self, operator) -> tuple[float | None, float | None]:
+        """(gamma, R_max) of the operator's problem, None where it does not say."""
         mdp = getattr(operator, "mdp", None)
         gamma = getattr(mdp, "gamma", None) or getattr(operator, "gamma", None)
-        if gamma is None:
+        return gamma, getattr(mdp, "r_max", None)
+
+    def step_of(self, g, operator) -> float:
+        """The step rule's step for the greedy result ``g`` (rules.step_size); 0: stop."""
+        gamma, r_max = self.problem(operator)
+        if gamma is None and self.step_rule == "kakade":
             raise ValueError("CPI needs gamma: the operator should expose .mdp or .gamma.")
-        r_max, epsilon = rules.cpi_constants(getattr(mdp, "r_max", None), self.r_max,
-                                             self.epsilon)
-        return float(gamma), r_max, epsilon
 
-    def kakade_step(self, advantage: float, operator) -> float:
-        """CPI's step for an estimated advantage (value units); 0 when CPI stops."""
-        return rules.cpi_step(advantage, *self.constants(operator))
+        def advantage():
+            return rules.read_advantage(self, g.advantage,
+                                        lambda: exact_advantage(operator, self.pi, g.policy))
 
-    def advantage_of(self, g, operator) -> float:
-        """The advantage of the greedy policy ``g.policy`` that the step rule reads."""
-        if self.advantage == "operator":
-            return g.advantage
-        mdp = getattr(operator, "mdp", None)
-        if mdp is None:
-            raise ValueError("CPI(advantage='exact') needs the model: the operator has no .mdp; "
-                             "use advantage='operator' with a model-free operator.")
-        return exact_advantage(mdp, self.pi, g.policy)
-
-    def choose_step(self, alpha: float, new, operator, rng) -> float:
-        """The step actually taken (CPI: the Kakade-Langford step itself)."""
-        return alpha
+        return rules.step_size(self, advantage, gamma, r_max)
 
     def step(self, operator, rng) -> Step:
-        """One CPI iteration: greedy under d_{pi_k,nu}, then the conservative update."""
+        """One iteration: greedy under d_{pi_k,nu}, the step (and line search), the fold."""
         if self.stopped:
             return Step(stopped=True, alpha=0.0)
         rho = Occupancy(self.pi)
         g = operator.greedy(self.pi, rho, rng)
-        alpha = self.kakade_step(self.advantage_of(g, operator), operator)
+        alpha = self.step_of(g, operator)
         if alpha == 0.0:
             self.stopped = True
             return Step(target=self.pi, rho=rho, greedy=g, alpha=0.0, stopped=True)
-        alpha = self.choose_step(alpha, g.policy, operator, rng)
+        if self.line_search is not None:
+            alpha = self.search(alpha, g.policy, operator, rng)
         target, self.pi = self.pi, fold_in(self.pi, g.policy, alpha)
         return Step(target=target, rho=rho, greedy=g, alpha=alpha)
+
+    def search(self, alpha: float, new, operator, rng) -> float:
+        """The step of the candidates min(2^i alpha, 1) that ``line_search`` picks.
+
+        Candidates are scored by ``operator.value`` (its estimate of nu v), smallest step
+        first, then the current policy (rule ``"largest-improving"``).
+        """
+        _, steps = rules.line_search_steps([alpha])
+        scores = [operator.value(fold_in(self.pi, new, a), rng) for a in steps]
+        baseline = None
+        if self.line_search == "largest-improving":
+            baseline = [operator.value(self.pi, rng)] * len(steps)
+        chosen = rules.choose_steps([0] * len(steps), scores, self.line_search, baseline)
+        return float(steps[int(chosen[0])])
 
     @property
     def output(self):
@@ -116,12 +125,15 @@ class CPI:
         return self.pi
 
 
-def exact_advantage(mdp, pi, new) -> float:
-    """d_{pi,nu} (T_{pi'} v_pi - v_pi), pi' = ``new``, with the model (value units)."""
+def exact_advantage(operator, pi, new) -> float:
+    """d_{pi,nu} (T_{pi'} v_pi - v_pi), pi' = ``new``, with the operator's model (value units)."""
+    mdp = getattr(operator, "mdp", None)
+    if mdp is None:
+        raise ValueError("CPI(advantage='exact') needs the model: the operator has no .mdp; "
+                         "use advantage='operator' with a model-free operator.")
     b = backend(mdp)
-    q = q_values(mdp, b.value(pi))
-    new_q = q[np.arange(mdp.n_states), action_table(new, mdp)]
-    return float(b.occupancy(pi) @ (new_q - (stationary_table(pi, mdp) * q).sum(axis=1)))
+    return policy_advantage(b.occupancy(pi), q_values(mdp, b.value(pi)),
+                            stationary_table(pi, mdp), action_table(new, mdp))
 
 
 class CPIPlus(CPI):
@@ -135,34 +147,21 @@ class CPIPlus(CPI):
     """
 
     name = "CPI+"
+    params = _CPI_PARAMS | {"line_search": param(str, "best", choices=rules.LINE_SEARCH_RULES)}
 
     def __init__(self, epsilon: float | None = None, r_max: float | None = None,
                  advantage: str = "operator", line_search: str = "best"):
-        super().__init__(epsilon, r_max, advantage)
-        self.line_search = rules.check_rule(line_search)
-
-    def choose_step(self, alpha: float, new, operator, rng) -> float:
-        """The step of the candidates min(2^i alpha, 1) that ``line_search`` picks."""
-        _, steps = rules.line_search_steps([alpha])
-        scores = [operator.value(fold_in(self.pi, new, a), rng) for a in steps]
-        baseline = None
-        if self.line_search == "largest-improving":
-            baseline = [operator.value(self.pi, rng)] * len(steps)
-        chosen = rules.choose_steps([0] * len(steps), scores, self.line_search, baseline)
-        return float(steps[int(chosen[0])])
+        set_params(self, epsilon=epsilon, r_max=r_max, advantage=advantage,
+                   line_search=line_search)
 
 
 class CPIAlpha(CPI):
     """CPI(alpha): CPI with a fixed step alpha and no stopping rule (paper: alpha = 0.1)."""
 
-    def __init__(self, alpha: float = 0.1):
-        super().__init__()
-        self.alpha = rules.check_alpha(alpha)
-        self.name = f"CPI({alpha:g})"
+    params = {"alpha": ALPHA}
+    step_rule = "fixed"
+    advantage = "operator"  # not read: the step is fixed
 
-    def step(self, operator, rng) -> Step:
-        """pi_{k+1} <- (1 - alpha) pi_k + alpha G(d_{pi_k,nu}, v_{pi_k})."""
-        rho = Occupancy(self.pi)
-        g = operator.greedy(self.pi, rho, rng)
-        target, self.pi = self.pi, fold_in(self.pi, g.policy, self.alpha)
-        return Step(target=target, rho=rho, greedy=g, alpha=self.alpha)
+    def __init__(self, alpha: float = 0.1):
+        set_params(self, alpha=alpha)
+        self.name = f"CPI({self.alpha:g})"

@@ -8,9 +8,8 @@ It starts from m copies of pi_0, keeps the last m policies and outputs the loop
 
 from __future__ import annotations
 
-import numbers
-
 from nsrl.greedy.base import Nu
+from nsrl.params import param, set_params
 from nsrl.policies import NonStationary
 from nsrl.schemes.base import Step
 
@@ -26,10 +25,11 @@ class NSPI:
         [5, 5, 5]
     """
 
+    params = {"m": param(int, 5, ge=1, le=2**31 - 1)}  # memory is stored as an int32
+    fold, step_rule = "window", "full"  # what the engines read (nsrl.schemes.rules)
+
     def __init__(self, m: int = 5):
-        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
-            raise ValueError(f"m should be a positive int, got {m!r}; e.g. NSPI(m=5).")
-        self.m = int(m)
+        set_params(self, m=m)
         self.name = f"NSPI({self.m})"
 
     def start(self, pi0) -> None:

@@ -26,6 +26,8 @@ class PSDP:
     """
 
     name = "PSDP"
+    params: dict = {}
+    fold, step_rule = "prepend", "full"  # what the engines read (nsrl.schemes.rules)
 
     def start(self, pi0) -> None:
         """PSDP starts from the empty policy; ``pi0`` is not used."""

@@ -13,6 +13,7 @@ import inspect
 import re
 from dataclasses import dataclass
 
+from nsrl.params import Param, check_params
 from nsrl.schemes.api import API, APIAlpha
 from nsrl.schemes.cpi import CPI, CPIAlpha, CPIPlus
 from nsrl.schemes.nspi import NSPI
@@ -88,14 +89,36 @@ def added_entries(names) -> list[SchemeEntry]:
     return [e for e in map(entry_of, names) if (e.base, e.argument is not None) not in BUILTIN]
 
 
+def options_of(cls) -> dict:
+    """The options ``cls`` declares (its ``params``; a class without, its signature's names)."""
+    params = getattr(cls, "params", None)
+    if params is None:  # a user's class that declares nothing: names only, values unchecked
+        params = {n: Param(object) for n in inspect.signature(cls).parameters}
+    return params
+
+
+def scheme_options(name: str, options: dict) -> dict:
+    """The part of ``options`` that the scheme ``name`` takes (a sweep's options for all).
+
+    Examples:
+        >>> scheme_options("cpi+", {"line_search": "doubling", "epsilon": None, "m": 3})
+        {'line_search': 'doubling', 'epsilon': None}
+    """
+    taken = options_of(entry_of(name).cls)
+    return {k: v for k, v in options.items() if k in taken}
+
+
 def make_scheme(name: str, **options):
     """A scheme from its name: api, api(0.1), cpi, cpi(0.1), cpi+, psdp, nspi(5).
 
     Args:
         name: a registered name (:func:`scheme_names`).
-        **options: keyword options for the schemes whose class takes them (e.g.
-            ``advantage``, ``epsilon`` and ``line_search`` for the CPI family, as a sweep
-            passes them to all its schemes); a class that does not take one ignores it.
+        **options: keyword options the scheme's class declares (its ``params``, e.g.
+            ``advantage``, ``epsilon`` and ``line_search`` for CPI+); any other is refused
+            (:func:`scheme_options` keeps those a scheme takes from a sweep's options).
+
+    Raises:
+        ValueError: an unknown or malformed name, an unknown option or a bad value.
 
     Examples:
         >>> make_scheme("nspi(10)").name
@@ -111,26 +134,20 @@ def make_scheme(name: str, **options):
     if entry is None:
         kind = "unknown" if not any(b == base for b, _ in SCHEMES) else "malformed"
         raise ValueError(f"{kind} scheme {name!r}; {_known()}.")
-    taken = inspect.signature(entry.cls).parameters
-    kwargs = {k: v for k, v in options.items() if k in taken}
-    if entry.argument is None:
-        return entry.cls(**kwargs)
-    try:
-        if entry.argument == "m":
-            if not arg.isdigit() or int(arg) > _MAX_M:  # m is stored as an int32 (memory)
-                raise ValueError
-            value = int(arg)
-        else:
-            value = float(arg)
-    except ValueError:
-        raise ValueError(f"malformed scheme {name!r}; {_known()}.") from None
-    try:
-        return entry.cls(value, **kwargs)
-    except ValueError:
-        raise ValueError(f"malformed scheme {name!r}; {_known()}.") from None
+    params = options_of(entry.cls)
+    if entry.argument is not None:
+        if entry.argument in options:
+            raise ValueError(f"scheme {name!r} gives {entry.argument} in its name; drop "
+                             f"{entry.argument}={options[entry.argument]!r}.")
+        try:
+            value = int(arg) if entry.argument == "m" and arg.isdigit() else float(arg)
+            params[entry.argument].check(value, entry.argument, entry.argument)
+        except (ValueError, TypeError, KeyError):
+            raise ValueError(f"malformed scheme {name!r}; {_known()}.") from None
+        options = {entry.argument: value, **options}
+    check_params(params, options, f"scheme {name!r}")
+    return entry.cls(**options)
 
-
-_MAX_M = 2**31 - 1
 
 for _args in (("api", API), ("api", APIAlpha, "alpha"), ("cpi", CPI), ("cpi", CPIAlpha, "alpha"),
               ("cpi+", CPIPlus), ("psdp", PSDP), ("nspi", NSPI, "m")):

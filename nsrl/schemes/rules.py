@@ -1,23 +1,25 @@
 """Every decision a scheme makes, written once: the reference schemes and batched engines call it.
 
 The schemes of section 2 differ only in *what* they are greedy about, *under which
-distribution*, and *how* the greedy policy is folded in. The functions here hold those
-decisions; they work on scalars (the reference schemes, :mod:`nsrl.schemes`) and on arrays
-with one entry per run (the batched engines, :mod:`nsrl.batched`), so that the two can only
-differ in how they compute values, never in what they decide with them.
+distribution*, and *how* the greedy policy is folded in. Each scheme states these as data
+(class attributes read here, never its class):
 
-* the start: pi_0 takes :data:`START_ACTION` everywhere (:func:`start_policy`);
-* the mixture update (1 - alpha) pi + alpha pi' of API(alpha) and the CPI family: a full
-  step replaces the mixture (:func:`replaces`), and memory counts the stored policies
-  (:func:`memory_after`);
-* CPI's step and stopping test (Kakade & Langford 2002, Theorem 4.1; :func:`cpi_step`);
-* CPI+'s candidate steps (:func:`line_search_steps`) and the rule that picks one
-  (:func:`choose_steps`; :data:`LINE_SEARCH_RULES`).
+* ``fold``: how the greedy policy enters the output (:data:`FOLDS`): ``"replace"`` (API),
+  ``"mix"`` (the mixture (1 - alpha) pi + alpha pi' of API(alpha) and the CPI family; a full
+  step replaces the mixture, :func:`replaces`), ``"window"`` (NSPI(m): the last m policies),
+  ``"prepend"`` (PSDP: the growing sequence); the memory follows (:func:`memory_after`);
+* ``step_rule``: the step (:data:`STEP_RULES`): ``"full"``, ``"fixed"`` (``scheme.alpha``) or
+  ``"kakade"`` (Kakade & Langford 2002, Theorem 4.1, with a stopping test; :func:`step_size`),
+  read from the advantage source ``scheme.advantage`` (:func:`read_advantage`);
+* ``line_search``: None, or CPI+'s rule (:data:`LINE_SEARCH_RULES`) choosing among the
+  candidates :func:`line_search_steps` (:func:`choose_steps`).
+
+The functions work on scalars (the reference schemes, :mod:`nsrl.schemes`) and on arrays with
+one entry per run (the batched engines, :mod:`nsrl.batched`), so that the two can only differ
+in how they compute values, never in what they decide with them.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -27,6 +29,9 @@ START_ACTION = 0  # pi_0 of every scheme, in every state (PSDP starts from the e
 
 # CPI's accuracy epsilon, in normalised units, when none is given: this fraction of R_max.
 EPSILON_FRACTION = 1e-3
+
+FOLDS = ("replace", "mix", "window", "prepend")
+STEP_RULES = ("full", "fixed", "kakade")
 
 # What CPI's step and stopping test read: the greedy operator's own estimate of the
 # advantage of pi' over pi ("operator"), or the true one from the model ("exact").
@@ -54,34 +59,71 @@ def replaces(alpha) -> bool | np.ndarray:
     return np.asarray(alpha) == 1.0 if np.ndim(alpha) else alpha == 1.0
 
 
-def memory_after(memory, alpha):
-    """Stored policies after folding one new deterministic policy in with step ``alpha``."""
-    return np.where(replaces(alpha), 1, np.asarray(memory) + 1) if np.ndim(alpha) else \
-        (1 if replaces(alpha) else memory + 1)
+def mix(old, new, alpha):
+    """(1 - alpha) old + alpha new: the fold of a mixture's table, rewards or system.
+
+    ``alpha`` is a scalar or one step per run (the leading axis of ``old`` and ``new``); a
+    full step (alpha == 1) gives ``new`` exactly.
+
+    Examples:
+        >>> mix(np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]), np.array([0.25])).tolist()
+        [[0.75, 0.25]]
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    alpha = alpha.reshape(alpha.shape + (1,) * (np.ndim(old) - alpha.ndim))
+    return (1 - alpha) * old + alpha * new
 
 
-def check_alpha(alpha) -> float:
-    """A fixed step of API(alpha) / CPI(alpha): a float in (0, 1], or ValueError."""
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha <= 1:
-        raise ValueError(f"alpha should be a float in (0, 1], got {alpha!r}; e.g. alpha=0.1.")
-    return float(alpha)
+def start_memory(scheme) -> int:
+    """Policies stored by pi_0's output: m copies of pi_0 for NSPI(m), none for PSDP, else 1."""
+    return {"window": getattr(scheme, "m", 1), "prepend": 0}.get(scheme.fold, 1)
 
 
-def check_epsilon(epsilon) -> float | None:
-    """CPI's epsilon: None (the default fraction of R_max) or a positive finite float."""
-    if epsilon is None:
-        return None
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) \
-            or not math.isfinite(epsilon) or epsilon <= 0:
-        raise ValueError(f"epsilon should be a positive float or None (default "
-                         f"{EPSILON_FRACTION:g} R_max), got {epsilon!r}; e.g. epsilon=1e-3.")
-    return float(epsilon)
+def memory_after(scheme, memory, alpha=1.0):
+    """Policies stored after ``scheme`` folds one new deterministic policy in with ``alpha``.
+
+    ``memory`` and ``alpha`` are scalars or one entry per run.
+
+    Examples:
+        >>> from nsrl.schemes import APIAlpha, NSPI
+        >>> memory_after(APIAlpha(0.1), 3, 0.1), memory_after(NSPI(5), 5)
+        (4, 5)
+    """
+    memory = np.asarray(memory)
+    if scheme.fold == "mix":
+        out = np.where(replaces(alpha), 1, memory + 1)
+    elif scheme.fold == "prepend":
+        out = memory + 1
+    else:
+        out = np.full(memory.shape, start_memory(scheme))
+    return int(out) if out.ndim == 0 else out
 
 
 def cpi_constants(r_max_model: float | None, r_max=None, epsilon=None) -> tuple[float, float]:
     """(R, epsilon) of CPI's step: the given ones, else the model's R_max and its fraction."""
     r = r_max or r_max_model or 1.0
     return float(r), float(epsilon or EPSILON_FRACTION * r)
+
+
+def read_advantage(scheme, estimate, exact):
+    """The advantage CPI's step reads: the operator's ``estimate``, or ``exact()`` from the model.
+
+    ``exact`` is called only when ``scheme.advantage == "exact"`` (it costs an evaluation).
+    """
+    return exact() if scheme.advantage == "exact" else estimate
+
+
+def step_size(scheme, advantage, gamma: float, r_max_model: float | None):
+    """The step of ``scheme`` before any line search; 0 where its stopping test fires.
+
+    ``"full"``: 1; ``"fixed"``: ``scheme.alpha``; ``"kakade"``: :func:`cpi_step` with the
+    scheme's R and epsilon (:func:`cpi_constants`). ``advantage`` is called (no argument)
+    only by the rules that read it; scalars give a float, per-run arrays an array.
+    """
+    if scheme.step_rule == "kakade":
+        r_max, epsilon = cpi_constants(r_max_model, scheme.r_max, scheme.epsilon)
+        return cpi_step(advantage(), gamma, r_max, epsilon)
+    return scheme.alpha if scheme.step_rule == "fixed" else 1.0
 
 
 def cpi_step(advantage, gamma: float, r_max: float, epsilon: float):
@@ -124,22 +166,6 @@ def line_search_steps(alpha) -> tuple[np.ndarray, np.ndarray]:
     return owner, np.minimum(1.0, np.repeat(a, count) * 2.0**i)
 
 
-def check_advantage(source: str) -> str:
-    """An advantage source of :data:`ADVANTAGE_SOURCES`, or ValueError naming them."""
-    if source not in ADVANTAGE_SOURCES:
-        raise ValueError(f"advantage should be one of {', '.join(ADVANTAGE_SOURCES)}, got "
-                         f"{source!r}; e.g. advantage='operator'.")
-    return source
-
-
-def check_rule(rule: str) -> str:
-    """A line-search rule of :data:`LINE_SEARCH_RULES`, or ValueError naming them."""
-    if rule not in LINE_SEARCH_RULES:
-        raise ValueError(f"line_search should be one of {', '.join(LINE_SEARCH_RULES)}, got "
-                         f"{rule!r}; e.g. line_search='best'.")
-    return rule
-
-
 def choose_steps(owner, scores, rule: str = "best", baseline=None) -> np.ndarray:
     """Index of the chosen candidate of every run (in run order), by CPI+'s ``rule``.
 
@@ -165,4 +191,5 @@ def choose_steps(owner, scores, rule: str = "best", baseline=None) -> np.ndarray
         first_drop = np.minimum.reduceat(np.where(drop, index, owner.size), starts)
         ends = np.r_[starts[1:], owner.size] - 1
         return np.minimum(first_drop - 1, ends)
-    raise ValueError(check_rule(rule))
+    raise ValueError(f"line_search should be one of {', '.join(LINE_SEARCH_RULES)}, got "
+                     f"{rule!r}; e.g. line_search='best'.")

@@ -45,6 +45,7 @@ import scipy.sparse as sp
 
 from nsrl.exact import check_mdp, greedy_actions, optimal_value
 from nsrl.model.mdp import check_distribution
+from nsrl.model.memory import check_memory
 
 
 @dataclass(frozen=True)
@@ -276,6 +277,11 @@ def concentrability(
     ms = tuple(int(x) for x in np.atleast_1d(m))
     if min(ms) < 1 or not (tol > 0):
         raise ValueError(f"m should hold positive ints and tol be > 0, got m={m}, tol={tol}.")
+    # The dynamic programme keeps every target as a column: W (S x S), P W (S A x S).
+    check_memory(8.0 * S * S * (A + 6), f"the concentrability coefficients of {S} states "
+                 f"(O(n_S^2 n_A) memory: every state is a target of the dynamic programme)",
+                 "compute them on a smaller model (they are computable up to a few thousand "
+                 "states); the exact losses and run_bounds' errors need no coefficient")
     actions = _check_policy_actions(pi_star, mdp)
     P_star = mdp.P[np.arange(S), actions]
     support, forbidden = mu > 0, nu == 0

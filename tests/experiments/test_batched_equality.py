@@ -1,4 +1,5 @@
-"""The batched engines equal the reference nsrl.run, generated from the scheme registry.
+"""The batched engines equal the reference loop (nsrl.run's two engines), generated from the
+scheme registry.
 
 Every registered scheme name (with each kind of argument it takes) is run end to end through
 every solver branch an engine can take: the branch is chosen by passing a
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 import nsrl
-from nsrl.batched import ENGINES, engine_for, has_engine, simulate
+from nsrl.batched import ENGINES, engine_for, has_engine
 from nsrl.batched.linalg.solvers import Solvers
 from nsrl.schemes import API, SCHEMES, make_scheme
 
@@ -48,13 +49,14 @@ def test_batched_engine_equals_the_reference(branch, name):
     """Same seeds, same draws, same decisions: losses to 1e-8, steps to 1e-12, memory exactly."""
     mdp, solvers = branch
     n_runs, k = 3, 12
-    ref = [nsrl.run(make_scheme(name), nsrl.ProjectedGreedy(mdp), k,
+    ref = [nsrl.run(make_scheme(name), nsrl.ProjectedGreedy(mdp), k, engine="reference",
                     rng=np.random.default_rng(100 + i)) for i in range(n_runs)]
-    out = simulate(mdp, name, [np.random.default_rng(100 + i) for i in range(n_runs)], k,
-                   solvers=solvers)
-    np.testing.assert_allclose(out["loss"], [h.losses for h in ref], rtol=0, atol=1e-8)
-    np.testing.assert_array_equal(out["memory"], [h.memory for h in ref])
-    np.testing.assert_allclose(out["step"], [h.steps for h in ref], atol=1e-12)
+    out = nsrl.run(name, nsrl.ProjectedGreedy(mdp), k, engine="batched", solvers=solvers,
+                   rng=[np.random.default_rng(100 + i) for i in range(n_runs)])
+    assert out.engine == "batched" and ref[0].engine == "reference"
+    np.testing.assert_allclose(out.losses, [h.losses for h in ref], rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(out.memory, [h.memory for h in ref])
+    np.testing.assert_allclose(out.steps, [h.steps for h in ref], atol=1e-12)
 
 
 def test_every_registered_scheme_has_a_batched_engine():
@@ -71,17 +73,21 @@ def test_a_subclass_does_not_run_its_parents_engine():
     assert has_engine(API()) and not has_engine(APIVariant())
     with pytest.raises(TypeError, match="no batched engine for APIVariant: run it with nsrl.run"):
         engine_for(APIVariant())
+    mdp = nsrl.garnet(10, 2, 1, seed=0)
     with pytest.raises(TypeError, match="APIVariant"):
-        simulate(nsrl.garnet(10, 2, 1, seed=0), APIVariant(), [np.random.default_rng(0)], 3)
+        nsrl.run(APIVariant(), nsrl.ProjectedGreedy(mdp), 3, rng=[np.random.default_rng(0)],
+                 engine="batched")
+    auto = nsrl.run(APIVariant(), nsrl.ProjectedGreedy(mdp), 3, rng=[np.random.default_rng(0)])
+    assert auto.engine == "reference"
 
 
 @pytest.mark.parametrize("branch_name, scheme, probe", [
-    ("functional-graph", "api", "nsrl.batched.linalg.krylov.functional_values"),
+    ("functional-graph", "api", "nsrl.batched.linalg.gmres.functional_values"),
     ("woodbury", "api", "nsrl.batched.api.PolicyInverse"),
-    ("gmres", "api", "nsrl.batched.linalg.krylov.loop_fixed_points"),
-    ("gmres", "api(0.1)", "nsrl.batched.linalg.krylov.table_values"),
-    ("krylov-loop", "psdp", "nsrl.batched.linalg.krylov.loop_values"),
-    ("direct-lu", "psdp", "nsrl.batched.linalg.batch.Batch.solve_loop"),
+    ("gmres", "api", "nsrl.batched.linalg.gmres.loop_fixed_points"),
+    ("gmres", "api(0.1)", "nsrl.batched.linalg.gmres.table_values"),
+    ("krylov-loop", "psdp", "nsrl.batched.linalg.gmres.loop_values"),
+    ("direct-lu", "psdp", "nsrl.batched.linalg.state.Batch.solve_loop"),
     ("mixed-precision", "cpi(0.1)", "scipy.linalg.lapack.sgetrs"),
 ])
 def test_each_branch_is_taken(monkeypatch, branch_name, scheme, probe):
@@ -102,8 +108,8 @@ def test_each_branch_is_taken(monkeypatch, branch_name, scheme, probe):
 
     monkeypatch.setattr(owner, attr, spy)
     shape, solvers = BRANCHES[branch_name]
-    simulate(nsrl.garnet(*shape, seed=11), scheme, [np.random.default_rng(0)], 4,
-             solvers=solvers)
+    nsrl.run(scheme, "projected", 4, rng=[np.random.default_rng(0)], engine="batched",
+             mdp=nsrl.garnet(*shape, seed=11), solvers=solvers)
     assert calls, f"{scheme} on branch {branch_name} never called {probe}"
 
 
@@ -122,12 +128,14 @@ def takes(cls, option: str) -> bool:
 
 def check_equal(mdp, scheme_factory, operator_options, n_runs=3, k=12):
     ref = [nsrl.run(scheme_factory(), nsrl.ProjectedGreedy(mdp, **operator_options), k,
-                    rng=np.random.default_rng(100 + i)) for i in range(n_runs)]
-    out = simulate(mdp, scheme_factory(), [np.random.default_rng(100 + i) for i in range(n_runs)],
-                   k, **operator_options)
-    np.testing.assert_allclose(out["loss"], [h.losses for h in ref], rtol=0, atol=1e-8)
-    np.testing.assert_array_equal(out["memory"], [h.memory for h in ref])
-    np.testing.assert_allclose(out["step"], [h.steps for h in ref], atol=1e-12)
+                    engine="reference", rng=np.random.default_rng(100 + i))
+           for i in range(n_runs)]
+    out = nsrl.run(scheme_factory(), nsrl.OperatorSpec("projected", **operator_options), k,
+                   rng=[np.random.default_rng(100 + i) for i in range(n_runs)], mdp=mdp,
+                   engine="batched")
+    np.testing.assert_allclose(out.losses, [h.losses for h in ref], rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(out.memory, [h.memory for h in ref])
+    np.testing.assert_allclose(out.steps, [h.steps for h in ref], atol=1e-12)
 
 
 @pytest.mark.parametrize("options", OPERATOR_READINGS, ids=lambda o: repr(o))

@@ -1,12 +1,17 @@
-"""The batched engines at their default thresholds equal the reference nsrl.run."""
+"""The batched engines at their default thresholds equal the reference loop."""
 
 import numpy as np
 import pytest
 from test_batched_equality import registered_names
 
 import nsrl
-from nsrl.batched import simulate
 from nsrl.schemes import make_scheme
+
+
+def simulate(mdp, scheme, rngs, k, **operator_options):
+    """The batched engine's History for these runs (nsrl.run, engine="batched")."""
+    return nsrl.run(scheme, nsrl.OperatorSpec("projected", **operator_options), k,
+                    rng=list(rngs), mdp=mdp, engine="batched")
 
 
 def test_fast_path_absolute_noise_matches_reference():
@@ -15,17 +20,17 @@ def test_fast_path_absolute_noise_matches_reference():
                    rng=np.random.default_rng(0))
     out = simulate(mdp, "nspi(3)", [np.random.default_rng(0)], 8, noise=0.5,
                    noise_model="absolute")
-    np.testing.assert_allclose(out["loss"][0], ref.losses, atol=1e-8)
+    np.testing.assert_allclose(out.losses[0], ref.losses, atol=1e-8)
 
 
 def test_nspi1_is_api_and_runs_are_independent():
     """NSPI(1) == API (paper, section 2); a run's numbers do not depend on its batch."""
     mdp = nsrl.garnet(15, 3, 2, seed=2)
     rngs = [np.random.default_rng(i) for i in range(3)]
-    api = simulate(mdp, "api", rngs, 10)["loss"]
-    nspi = simulate(mdp, "nspi(1)", [np.random.default_rng(i) for i in range(3)], 10)["loss"]
+    api = simulate(mdp, "api", rngs, 10).losses
+    nspi = simulate(mdp, "nspi(1)", [np.random.default_rng(i) for i in range(3)], 10).losses
     np.testing.assert_allclose(api, nspi, atol=1e-9)
-    alone = simulate(mdp, "api", [np.random.default_rng(2)], 10)["loss"]
+    alone = simulate(mdp, "api", [np.random.default_rng(2)], 10).losses
     np.testing.assert_allclose(alone[0], api[2], rtol=0, atol=1e-9)
 
 
@@ -34,8 +39,8 @@ def test_losses_are_non_negative_and_noise_free_runs_do_not_depend_on_the_seed()
     mdp = nsrl.garnet(20, 2, 2, seed=3)
     a = simulate(mdp, "psdp", [np.random.default_rng(0)], 15, noise=0.0)
     b = simulate(mdp, "psdp", [np.random.default_rng(9)], 15, noise=0.0)
-    assert np.all(a["loss"] >= -1e-9)
-    np.testing.assert_array_equal(a["loss"], b["loss"])  # no noise: the seed does not matter
+    assert np.all(a.losses >= -1e-9)
+    np.testing.assert_array_equal(a.losses, b.losses)  # no noise: the seed does not matter
 
 
 def test_bad_input():
@@ -57,15 +62,15 @@ def test_fast_path_matches_reference_on_larger_mdps(shape, scheme):
     ref = [nsrl.run(make_scheme(scheme), nsrl.ProjectedGreedy(mdp), 15,
                     rng=np.random.default_rng(i)) for i in range(3)]
     out = simulate(mdp, scheme, [np.random.default_rng(i) for i in range(3)], 15)
-    np.testing.assert_allclose(out["loss"], [h.losses for h in ref], rtol=0, atol=1e-8)
-    np.testing.assert_allclose(out["step"], [h.steps for h in ref], atol=1e-12)
+    np.testing.assert_allclose(out.losses, [h.losses for h in ref], rtol=0, atol=1e-8)
+    np.testing.assert_allclose(out.steps, [h.steps for h in ref], atol=1e-12)
 
 
 @pytest.mark.parametrize("branching", [1, 2])
 def test_subspace_values_are_within_their_certified_bounds(branching):
     """|v_a - subspace value| <= err for every candidate, even with a stale inverse."""
-    from nsrl.batched.linalg.batch import Batch
     from nsrl.batched.linalg.linesearch import System, subspace_values
+    from nsrl.batched.linalg.state import Batch
     from nsrl.schemes.rules import line_search_steps
 
     mdp = nsrl.garnet(30, 3, branching, seed=4)
@@ -100,4 +105,4 @@ def test_paths_for_larger_mdps_match_reference(scheme):
     ref = [nsrl.run(make_scheme(scheme), nsrl.ProjectedGreedy(mdp), 12,
                     rng=np.random.default_rng(i)) for i in range(2)]
     out = simulate(mdp, scheme, [np.random.default_rng(i) for i in range(2)], 12)
-    np.testing.assert_allclose(out["loss"], [h.losses for h in ref], rtol=0, atol=1e-8)
+    np.testing.assert_allclose(out.losses, [h.losses for h in ref], rtol=0, atol=1e-8)

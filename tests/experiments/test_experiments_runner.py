@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nsrl.experiments.presets import Sweep, load_sweep
+from nsrl.experiments.presets import Sweep
+from nsrl.experiments.registry import load_sweep
 from nsrl.experiments.report import _wall_time
 from nsrl.experiments.runner import compute_shard, run_sweep
 from nsrl.experiments.storage import Store
@@ -189,7 +190,6 @@ def test_sample_based_sweep_is_the_reference_run_for_any_worker_count(tmp_path, 
     import dataclasses
 
     import nsrl
-    from nsrl.experiments.compare import sample_operator
     from nsrl.model.garnet import garnet
 
     sweep = dataclasses.replace(SAMPLED, operator=operator)
@@ -201,8 +201,9 @@ def test_sample_based_sweep_is_the_reference_run_for_any_worker_count(tmp_path, 
     shard = sweep.shards()[1]
     mdp = garnet(20, 3, 2, seed=np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard))))
     rng = sweep.run_rngs(shard, "PSDP")[1]
-    h = nsrl.run(nsrl.PSDP(), sample_operator(operator, mdp, 20 * 20 * 3, features="onehot"),
-                 5, rng=rng, measure_errors=True)
+    h = nsrl.run(nsrl.PSDP(), nsrl.make_operator(operator, mdp, samples=20 * 20 * 3,
+                                                 features="onehot"), 5, rng=rng,
+                 measure_errors=True)
     got = seq[(seq.n_actions == 3) & (seq.scheme == "PSDP") & (seq.run == 1)]
     np.testing.assert_array_equal(got.loss, h.losses)
     np.testing.assert_array_equal(got.samples, h.samples)

@@ -6,10 +6,12 @@ import pandas as pd
 import pytest
 
 from nsrl.cli import main
-from nsrl.experiments import families
-from nsrl.experiments.families import Family
+from nsrl.experiments import registry
+from nsrl.experiments.experiment import Experiment
 from nsrl.experiments.presets import Sweep
 from nsrl.experiments.report import load_per_mdp
+from nsrl.experiments.sampled.analysis import analyse as sampled_analysis
+from nsrl.experiments.sensitivity.analysis import analyse as sensitivity_analysis
 
 TINY = Sweep(name="sens", n_states=(20,), n_actions=(2,), branching=(1, 2), n_mdps=2, n_runs=2,
              n_iterations=6, schemes=("api", "cpi+", "psdp"))
@@ -17,7 +19,8 @@ READINGS = {"default": {}, "exact-advantage": {"cpi_advantage": "exact"},
             "no-noise": {"noise": 0.0}}
 
 
-@pytest.mark.parametrize("family", list(families.FAMILIES.values()), ids=lambda f: f.name)
+@pytest.mark.parametrize("family", [e for e in registry.EXPERIMENTS.values() if e.variants],
+                         ids=lambda f: f.name)
 def test_each_variant_differs_from_the_base_in_its_fields_only(family):
     base = family.base
     for name, sweep in family.sweeps().items():
@@ -28,7 +31,8 @@ def test_each_variant_differs_from_the_base_in_its_fields_only(family):
 
 
 def test_the_study_runs_every_reading_and_tabulates_them(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(families.FAMILIES, "sensitivity", Family("sensitivity", TINY, READINGS))
+    monkeypatch.setitem(registry.EXPERIMENTS, "sensitivity", Experiment(
+        "sensitivity", TINY, READINGS, "readings", sensitivity_analysis))
     out = tmp_path / "sens"
     code = main(["reproduce", "--preset", "sensitivity", "--out", str(out), "--backend",
                  "sequential", "--no-plot"])
@@ -55,7 +59,8 @@ def test_the_sampled_family_compares_operators_on_one_protocol(tmp_path, monkeyp
     variants = {"projected": {}, "lstdq-onehot": {"operator": "lstdq",
                                                   "representation": "onehot"}}
     base = dataclasses.replace(TINY, name="sampled", samples_per_pair=20)
-    monkeypatch.setitem(families.FAMILIES, "sampled", Family("sampled", base, variants))
+    monkeypatch.setitem(registry.EXPERIMENTS, "sampled", Experiment(
+        "sampled", base, variants, "samples", sampled_analysis))
     out = tmp_path / "sampled"
     assert main(["reproduce", "--preset", "sampled", "--out", str(out), "--backend",
                  "sequential"]) == 0
@@ -66,3 +71,17 @@ def test_the_sampled_family_compares_operators_on_one_protocol(tmp_path, monkeyp
     assert (out / "sampled_loss_vs_samples.png").stat().st_size > 1000
     assert (out / "lstdq-onehot" / "loss_vs_samples.png").exists()
     assert "Samples and greedy errors" in (out / "lstdq-onehot" / "summary.md").read_text()
+
+
+def test_every_experiment_is_loaded_from_python_as_from_the_command_line(tmp_path):
+    from nsrl.experiments import load_experiment, load_sweep, run_experiment
+
+    for name, experiment in registry.EXPERIMENTS.items():
+        assert load_experiment(name) is experiment and load_sweep(name) == experiment.base
+    assert load_sweep("sensitivity/doubling").line_search == "doubling"
+    with pytest.raises(ValueError, match="unknown variant 'triple'.*doubling"):
+        load_sweep("sensitivity/triple")
+    tiny = Experiment("tiny", TINY, {"a": {}, "b": {"noise": 0.0}}, "tiny", sensitivity_analysis)
+    result = run_experiment(tiny, tmp_path, backend="sequential", progress=False)
+    assert result["complete"] and (tmp_path / "tiny.md") in result["written"]
+    assert (tmp_path / "a" / "summary.md").exists() and registry.experiment_of(tmp_path) is None

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import nsrl
-from nsrl.batched.linalg import krylov
-from nsrl.batched.linalg.batch import Batch
+from nsrl.batched.linalg import gmres
+from nsrl.batched.linalg.state import Batch
 
 
 @pytest.mark.parametrize("shape", [(60, 3, 1), (60, 3, 2), (60, 4, 10)])
@@ -14,8 +14,8 @@ def test_loop_values_match_the_dense_solve(shape, m):
     mdp = nsrl.garnet(*shape, seed=5)
     b = Batch(mdp)
     windows = np.random.default_rng(m).integers(0, shape[1], size=(4, m, shape[0]))
-    c = krylov.loop_rhs(b.nxt, b.probs, mdp.R, mdp.gamma, windows)
-    x, ok, used = krylov.loop_values(b.nxt, b.probs, windows, mdp.gamma**m, c, np.zeros_like(c))
+    c = gmres.loop_rhs(b.nxt, b.probs, mdp.R, mdp.gamma, windows)
+    x, ok, used = gmres.loop_values(b.nxt, b.probs, windows, mdp.gamma**m, c, np.zeros_like(c))
     exact = b.loop_value(windows)
     assert np.all(used > 0)
     np.testing.assert_allclose(x[ok], exact[ok], rtol=0, atol=1e-9)
@@ -33,17 +33,17 @@ def test_loop_fixed_points_certify_without_the_loops_rhs(shape, m):
     windows = np.random.default_rng(m).integers(0, shape[1], size=(4, m, shape[0]))
     exact = b.loop_value(windows)
     x0 = exact + np.random.default_rng(1).normal(size=exact.shape)  # a poor warm start
-    x, ok, used = krylov.loop_fixed_points(b.nxt, b.probs, mdp.R, mdp.gamma, windows, x0)
+    x, ok, used = gmres.loop_fixed_points(b.nxt, b.probs, mdp.R, mdp.gamma, windows, x0)
     assert ok.all() and np.all(used > 0)
     # the promise: ||x - x*||_inf <= rtol ||L x0||_2 (plus the dense solve's own rounding)
     L_x0 = np.empty_like(x0)
     for r in range(len(x0)):
-        krylov._chain(b.nxt, b.probs, b.R, mdp.gamma, windows[r], x0[r], L_x0[r],
+        gmres._chain(b.nxt, b.probs, b.R, mdp.gamma, windows[r], x0[r], L_x0[r],
                       np.empty(shape[0]))
-    bound = krylov.RTOL * np.linalg.norm(L_x0, axis=1)
+    bound = gmres.RTOL * np.linalg.norm(L_x0, axis=1)
     assert np.all(np.abs(x - exact).max(axis=1) <= bound + 1e-11)
     # a start at the solution is certified at once, with no product
-    x, ok, used = krylov.loop_fixed_points(b.nxt, b.probs, mdp.R, mdp.gamma, windows, x)
+    x, ok, used = gmres.loop_fixed_points(b.nxt, b.probs, mdp.R, mdp.gamma, windows, x)
     assert ok.all() and np.all(used == 0)
 
 
@@ -51,7 +51,7 @@ def test_functional_values_solve_deterministic_policies_exactly():
     mdp = nsrl.garnet(80, 3, 1, seed=2)
     b = Batch(mdp)
     acts = np.random.default_rng(0).integers(0, 3, size=(5, 80))
-    x = krylov.functional_values(b.nxt, acts[:, None, :], mdp.R[b.states, acts], mdp.gamma)
+    x = gmres.functional_values(b.nxt, acts[:, None, :], mdp.R[b.states, acts], mdp.gamma)
     np.testing.assert_allclose(x, b.evaluate(*b.rows(acts)), rtol=0, atol=1e-10)
 
 
@@ -63,14 +63,14 @@ def test_table_values_and_products(transpose):
     P = np.einsum("sat,rsa->rst", mdp.P, T)
     x = np.random.default_rng(4).random((3, 50))
     want = np.einsum("rst,rs->rt", P, x) if transpose else np.einsum("rst,rt->rs", P, x)
-    np.testing.assert_allclose(krylov.table_mv(b.nxt, b.probs, T, x, transpose), want, atol=1e-13)
+    np.testing.assert_allclose(gmres.table_mv(b.nxt, b.probs, T, x, transpose), want, atol=1e-13)
     A = np.eye(50) - mdp.gamma * P
     A = np.swapaxes(A, 1, 2) if transpose else A
-    sol, ok, _ = krylov.table_values(b.nxt, b.probs, mdp.gamma, T, x, np.zeros_like(x), transpose)
+    sol, ok, _ = gmres.table_values(b.nxt, b.probs, mdp.gamma, T, x, np.zeros_like(x), transpose)
     assert ok.all()
     np.testing.assert_allclose(sol, np.linalg.solve(A, x[..., None])[..., 0], atol=1e-9)
     # an absolute target stops early, and the residual honours it
-    loose, ok, used = krylov.table_values(b.nxt, b.probs, mdp.gamma, T, x, np.zeros_like(x),
+    loose, ok, used = gmres.table_values(b.nxt, b.probs, mdp.gamma, T, x, np.zeros_like(x),
                                           transpose, atol=np.full(3, 1e-2))
     res = x - np.einsum("rst,rt->rs", A, loose)
     assert ok.all() and np.all(np.linalg.norm(res, axis=1) <= 1e-2)
@@ -98,8 +98,8 @@ def test_functional_values_solve_deterministic_loops_exactly(m):
     mdp = nsrl.garnet(70, 3, 1, seed=9)
     b = Batch(mdp)
     windows = np.random.default_rng(m).integers(0, 3, size=(4, m, 70))
-    c = krylov.loop_rhs(b.nxt, b.probs, mdp.R, mdp.gamma, windows)
-    x = krylov.functional_values(b.nxt, windows, c, mdp.gamma**m)
+    c = gmres.loop_rhs(b.nxt, b.probs, mdp.R, mdp.gamma, windows)
+    x = gmres.functional_values(b.nxt, windows, c, mdp.gamma**m)
     np.testing.assert_allclose(x, b.loop_value(windows), rtol=0, atol=1e-9)
 
 

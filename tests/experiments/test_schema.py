@@ -1,4 +1,4 @@
-"""The schema derived from dataclass annotations (nsrl.experiments.schema) and Sweep's use of it."""
+"""The schema derived from dataclass annotations (nsrl.params) and Sweep's use of it."""
 
 import dataclasses
 import json
@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from nsrl.experiments.presets import PRESETS, Sweep, load_sweep
-from nsrl.experiments.schema import conform_fields, schema, spec
+from nsrl.experiments.presets import Sweep
+from nsrl.experiments.registry import EXPERIMENTS, load_sweep
+from nsrl.params import conform_fields, schema, spec
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def test_the_example_is_the_default_as_toml():
         Every(flag="no")
 
 
-@pytest.mark.parametrize("annotation", [dict, list[int], int | str, tuple[int, int], bytes])
+@pytest.mark.parametrize("annotation", [dict, list[int], int | dict, tuple[int, int], bytes])
 def test_unsupported_annotations_are_refused_at_definition(annotation):
     cls = dataclasses.make_dataclass("Bad", [("x", annotation, dataclasses.field(default=None))])
     with pytest.raises(TypeError, match="unsupported field annotation"):
@@ -92,9 +93,9 @@ def test_a_new_field_is_one_line():
     assert Extended.from_dict({"line_search": "first", "n_mdps": 2}).n_mdps == 2
 
 
-@pytest.mark.parametrize("name", sorted(PRESETS))
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
 def test_presets_survive_their_manifest(name):
-    sweep = PRESETS[name]
+    sweep = EXPERIMENTS[name].base
     back = Sweep.from_dict(json.loads(json.dumps(sweep.to_dict())))
     assert back == sweep and back.fingerprint() == sweep.fingerprint()
 

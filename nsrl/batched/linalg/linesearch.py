@@ -26,17 +26,14 @@ import numpy as np
 from numba import njit
 from scipy.linalg import lapack
 
-from nsrl.batched.linalg import krylov
+from nsrl.batched.linalg import gmres
+from nsrl.batched.linalg.solvers import OCCUPANCY_RTOL, RTOL
 from nsrl.schemes import rules
 
 BASIS = 8  # dimension J of the candidates' shared subspace
 FAR_BASIS = 6  # b = 1: extra Krylov vectors around the step a = 1
 VALUE_TOL = 1e-10  # certified accuracy of the chosen value (the next target)
 DRIFT = 1e-3  # refresh a run's inverse once its steps since the last refresh add up to this
-RTOL = 1e-13  # relative residual of the preconditioned solves
-# d_{pi,nu} weighs the projection and sets CPI's step: 1e-12 keeps the steps equal to the reference
-# to ~1e-12 (1e-10 let them drift by 8e-10 over the full protocol).
-OCCUPANCY_RTOL = 1e-12
 # The first Krylov vector A^{-1} w enters the values times the (small) step: 1e-10 relative
 # keeps the smallest steps certified; the chosen value is polished to RTOL anyway.
 FIRST_RTOL = 1e-10
@@ -72,7 +69,7 @@ class StaleInverse:
     """Explicit inverses B[r] of I - gamma P_r for every run, refreshed when stale.
 
     Args:
-        batch: the :class:`nsrl.batched.linalg.batch.Batch` of the MDP.
+        batch: the :class:`nsrl.batched.linalg.state.Batch` of the MDP.
         A: every run's system I - gamma P_pi (R, n, n).
     """
 
@@ -122,7 +119,7 @@ class System:
     def __call__(self, x: np.ndarray, transpose: bool = False) -> np.ndarray:
         """A[r] x[r] (or A[r]^T x[r]) for x of shape (R, n) (or (R, n, J), not transposed)."""
         b = self.b
-        return x - b.gamma * krylov.table_mv(b.nxt, b.probs, self.T, x, transpose)
+        return x - b.gamma * gmres.table_mv(b.nxt, b.probs, self.T, x, transpose)
 
 
 def solve(B, op: System, rhs, transpose=False, x0=None, rtol=RTOL, sweeps=MAX_SWEEPS,
@@ -169,7 +166,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
     rn = b.mdp.R[b.states, acts]
 
     def G(x):  # gamma (P_pi' - P_pi) x, one compiled pass
-        return gamma * krylov.difference_mv(b.nxt, b.probs, acts, op.T, x)
+        return gamma * gmres.difference_mv(b.nxt, b.probs, acts, op.T, x)
 
     w = rn - rpi + G(v)
     own = rpi - op(v)  # v's residual, carried into every candidate
@@ -184,7 +181,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
         # b = 1: (I - gamma P_pi')^{-1} is an O(n) functional-graph solve, so the steps near
         # a = 1 get their own Krylov vectors: A - aG = A' + (1 - a) G, A' = I - gamma P_pi'.
         def solve_new(y):
-            return krylov.functional_values(b.nxt, acts[:, None, :], y, gamma)
+            return gmres.functional_values(b.nxt, acts[:, None, :], y, gamma)
 
         z = solve_new(w)
         for i in range(FAR_BASIS):
@@ -192,7 +189,7 @@ def subspace_values(b, B, op: System, rpi, v, acts, owner, steps):
             z = solve_new(G(z))
     Q = np.linalg.qr(Z)[0]
     AQ = op(Q)
-    GQ = gamma * krylov.table_mv(b.nxt, b.probs, Tn, Q) - (Q - AQ)
+    GQ = gamma * gmres.table_mv(b.nxt, b.probs, Tn, Q) - (Q - AQ)
     # Least squares over span(Q) for every candidate c (run o, step a), by the normal
     # equations of M = AQ - a GQ (conditioned like I - gamma P_a); residuals are explicit.
     AQt, GQt = np.swapaxes(AQ, 1, 2), np.swapaxes(GQ, 1, 2)
@@ -251,9 +248,8 @@ def polish(b, B, T, rpi, acts, steps, x, sweeps: int = 3):
     residual on to the next iteration's bounds (divided by 1 - gamma). Returns the
     certified error bounds (the caller solves directly what they do not accept).
     """
-    a = steps[:, None]
-    r = (1 - a) * rpi + a * b.mdp.R[b.states, acts]
-    op = System(b, (1 - a[..., None]) * T + a[..., None] * np.eye(b.mdp.n_actions)[acts])
+    r = rules.mix(rpi, b.mdp.R[b.states, acts], steps)
+    op = System(b, rules.mix(T, np.eye(b.mdp.n_actions)[acts], steps))
     x[:] = solve(B, op, r, x0=x, sweeps=sweeps, direct=False)
     return np.abs(r - op(x)).max(axis=1) / (1.0 - b.gamma)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-RTOL = 1e-13
+from nsrl.batched.linalg.solvers import RTOL
 
 MOST_CHANGED = 0.25  # re-invert when more than this fraction of the states changed
 

@@ -6,7 +6,7 @@ Two samplers give the same draws in distribution:
   ``env.sample(states, actions, rng)`` and its finite model ``env.mdp`` (the native
   ``nsrl.envs.FiniteMDPVectorEnv``): policies are tabulated on the model once per call, and
   all rollouts of a greedy step (states x actions x K) run in one call of a fused numba
-  kernel on the model's transition tables (:mod:`nsrl.greedy.sampling.kernel`, with a
+  kernel on the model's transition tables (:mod:`nsrl.greedy.sampling.rollouts`, with a
   numpy fallback that gives the same numbers);
 * :class:`EnvSampler`, the generic path, for any single Gymnasium env whose
   ``reset(options={"state": s})`` puts it in state ``s``: one rollout at a time through

@@ -3,7 +3,7 @@
 See :mod:`nsrl.greedy.sampling` for what rollouts, horizons, CRN and d_{pi,nu} draws mean.
 
 For the native envs of :mod:`nsrl.envs` (whose ``sample`` is the transition kernel of
-``env.mdp``), rollouts run whole in :mod:`nsrl.greedy.sampling.kernel` on the model's
+``env.mdp``), rollouts run whole in :mod:`nsrl.greedy.sampling.rollouts` on the model's
 transition tables with the same inverse-transform rule, so that the sampler chooses the
 uniforms: that is what makes common random numbers possible. An env whose ``sample`` is
 its own (a wrapper, a counter) is stepped through ``env.sample`` one time step at a time;
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.envs.model import ModelAccess
-from nsrl.greedy.sampling import kernel, walks
+from nsrl.greedy.sampling import rollouts, walks
 from nsrl.greedy.sampling.common import (
     Plan,
     Rollouts,
@@ -81,7 +81,7 @@ class ModelSampler:
                                                                           int(natural))
         longest = int(lengths.max()) if len(lengths) else 0
         program = plan.program(self.mdp, longest)
-        ret, end, steps, *rs = kernel.run(self.mdp, program, plan.loop, states, first, group,
+        ret, end, steps, *rs = rollouts.run(self.mdp, program, plan.loop, states, first, group,
                                           lengths, rng, self.gamma, discounted, self.backend,
                                           group_lengths=group_lengths)
         return Rollouts(ret, end, None, steps, int(steps.sum()), *rs)
@@ -177,7 +177,7 @@ class ModelSampler:
             out = self._run_stepwise(plan, s0, None, lengths, rng, False, visited)
             path = np.concatenate([s0] + visited)
         else:
-            _, _, steps, path, start = kernel.run(
+            _, _, steps, path, start = rollouts.run(
                 self.mdp, plan.program(self.mdp, int(lengths.max())), plan.loop, s0, None,
                 np.arange(walks, dtype=np.int64), lengths, rng, self.gamma, False,
                 self.backend, record=True)

@@ -28,8 +28,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from nsrl.batched.linalg.solvers import RTOL
+
 LOOP, STOCH, STOCH_T = 0, 1, 2
-RTOL = 1e-13
 RESTART = 40
 MAX_ITER = 160
 

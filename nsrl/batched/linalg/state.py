@@ -14,16 +14,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack
 
-from nsrl.batched.linalg import kernels, krylov
-from nsrl.batched.linalg.solvers import DEFAULT, Solvers
+from nsrl.batched.linalg import gmres, sparse
+from nsrl.batched.linalg.solvers import DEFAULT, OCCUPANCY_RTOL, REFINE_RTOL, Solvers
 from nsrl.exact import backend
-from nsrl.greedy.exact import VALUE_ESTIMATES, perturb, projection_features
+from nsrl.greedy.model_based import ProjectedGreedy, perturb, projection_features
+from nsrl.params import check_params
 
-# Mixed-precision refinement (Batch.solve_factored): values to a relative residual of 1e-12
-# (errors <= 1e-12 ||r|| / (1 - gamma)), occupancies to 1e-12 (they set CPI's step).
-REFINE_RTOL = 1e-12
-OCCUPANCY_RTOL = 1e-12
-MAX_REFINE = 6
+MAX_REFINE = 6  # refinement sweeps before a direct solve (Batch.solve_factored)
 
 
 class Batch:
@@ -42,13 +39,14 @@ class Batch:
                  constant_feature: bool = False, value: str = "exact",
                  solvers: Solvers = DEFAULT):
         if mdp.features is None:
-            raise ValueError("the fast path runs the projected operator: the MDP needs features.")
-        perturb(np.zeros(1), np.zeros(1), noise_model)  # refuses an unknown model
-        if value not in VALUE_ESTIMATES:
-            raise ValueError(f"value should be one of {', '.join(VALUE_ESTIMATES)}, got "
-                             f"{value!r}; e.g. value='exact'.")
-        self.mdp, self.noise, self.noise_model = mdp, float(noise), noise_model
-        self.value_estimate, self.solvers = value, solvers
+            raise ValueError("the batched engines run the projected operator: the MDP needs "
+                             "features Phi (e.g. nsrl.garnet draws them).")
+        options = check_params(ProjectedGreedy.params, {
+            "noise": noise, "noise_model": noise_model, "constant_feature": constant_feature,
+            "value": value}, "the projected operator")
+        self.mdp, self.noise, self.noise_model = mdp, options["noise"], options["noise_model"]
+        self.value_estimate, self.solvers = options["value"], solvers
+        constant_feature = options["constant_feature"]
         self.n, self.gamma = mdp.n_states, mdp.gamma
         self.nxt, self.probs = mdp.successors
         self.R = np.ascontiguousarray(mdp.R, dtype=np.float64)
@@ -69,12 +67,12 @@ class Batch:
         return Noise(self, list(rngs), n_iterations, lazy)
 
     def perturb(self, V: np.ndarray, U: np.ndarray) -> np.ndarray:
-        """v + u(iota) for every run (nsrl.greedy.exact.perturb, as ProjectedGreedy)."""
+        """v + u(iota) for every run (nsrl.greedy.model_based.perturb, as ProjectedGreedy)."""
         return perturb(V, U, self.noise_model)
 
     def q(self, V: np.ndarray) -> np.ndarray:
         """Q[r, s, a] = R[s, a] + gamma sum_j p_j V[r, next_j] (nsrl.exact.q_values)."""
-        return kernels.q_values(self.R, self.nxt, self.probs, self.gamma, np.ascontiguousarray(V))
+        return sparse.q_values(self.R, self.nxt, self.probs, self.gamma, np.ascontiguousarray(V))
 
     def project_nu(self, V: np.ndarray) -> np.ndarray:
         """Pi_{Phi,nu} V for every run."""
@@ -109,11 +107,11 @@ class Batch:
     def greedy_nu(self, V: np.ndarray, U: np.ndarray) -> np.ndarray:
         """The paper's greedy step under nu: argmax_a Q(Pi_{Phi,nu}(V + u))."""
         W = np.ascontiguousarray(self.project_nu(self.perturb(V, U)))
-        return kernels.greedy(self.R, self.nxt, self.probs, self.gamma, W)
+        return sparse.greedy(self.R, self.nxt, self.probs, self.gamma, W)
 
     def apply(self, acts: np.ndarray, V: np.ndarray) -> np.ndarray:
         """T_pi V for deterministic policies (nsrl.exact._apply)."""
-        return kernels.apply_policies(self.R, self.nxt, self.probs, self.gamma,
+        return sparse.apply_policies(self.R, self.nxt, self.probs, self.gamma,
                                np.ascontiguousarray(acts), np.ascontiguousarray(V))
 
     def rows(self, acts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -127,14 +125,14 @@ class Batch:
     def policy_values(self, acts: np.ndarray, x0=None) -> np.ndarray:
         """v_pi of deterministic policies, by the cheapest exact method for the MDP.
 
-        b = 1: the successor map's cycles (:func:`krylov.functional_values`, O(n));
+        b = 1: the successor map's cycles (:func:`gmres.functional_values`, O(n));
         b >= ``solvers.gmres_min_branching``: certified GMRES from ``x0`` (P_pi mixes fast);
         otherwise one batched LU.
         """
         width = self.nxt.shape[2]
         if width == 1:
             c = self.mdp.R[self.states, acts]
-            return krylov.functional_values(self.nxt, acts[:, None, :], c, self.gamma)
+            return gmres.functional_values(self.nxt, acts[:, None, :], c, self.gamma)
         if width >= self.solvers.gmres_min_branching:
             start = self.mdp.R[self.states, acts] if x0 is None else x0
             return self.loop_krylov(acts[:, None, :], start)
@@ -152,7 +150,7 @@ class Batch:
 
     def mix(self, A: np.ndarray, runs: np.ndarray, acts: np.ndarray, alpha) -> None:
         """A[runs] <- (1 - alpha) A[runs] + alpha (I - gamma P_acts), in place."""
-        kernels.mix_systems(A, self.nxt, self.probs, self.gamma, np.asarray(runs, dtype=np.int64),
+        sparse.mix_systems(A, self.nxt, self.probs, self.gamma, np.asarray(runs, dtype=np.int64),
                             acts, np.broadcast_to(np.asarray(alpha, dtype=np.float64),
                                                   (len(runs),)))
 
@@ -165,7 +163,7 @@ class Batch:
 
         Runs that do not certify within the iteration budget are solved directly.
         """
-        x, ok, _ = krylov.table_values(self.nxt, self.probs, self.gamma, T, rhs, x0)
+        x, ok, _ = gmres.table_values(self.nxt, self.probs, self.gamma, T, rhs, x0)
         if not ok.all():
             x[~ok] = self.solve_tables(T[~ok], rhs[~ok])
         return x
@@ -187,7 +185,7 @@ class Batch:
         """
         A = np.empty((owner.size, self.n, self.n))
         rhs = np.empty((owner.size, self.n))
-        kernels.mixed_systems(self.mdp.P, self.mdp.R, self.gamma, Asys, runs[owner], rpi, acts,
+        sparse.mixed_systems(self.mdp.P, self.mdp.R, self.gamma, Asys, runs[owner], rpi, acts,
                               owner, steps, A, rhs)
         return np.linalg.solve(A, rhs[..., None])[..., 0]
 
@@ -231,7 +229,7 @@ class Batch:
             x = np.stack([correction(i, y) for i, y in enumerate(rhs)]).astype(np.float64)
         tol = rtol * np.linalg.norm(rhs, axis=1)
         for _ in range(MAX_REFINE):
-            res = rhs - (x - self.gamma * krylov.table_mv(self.nxt, self.probs, T, x, transpose))
+            res = rhs - (x - self.gamma * gmres.table_mv(self.nxt, self.probs, T, x, transpose))
             left = np.flatnonzero(np.linalg.norm(res, axis=1) > tol)
             if not left.size:
                 return x
@@ -252,7 +250,7 @@ class Batch:
 
     def propagate(self, acts: np.ndarray, M: np.ndarray, out: np.ndarray) -> np.ndarray:
         """out = gamma P_pi M for deterministic policies (compiled, sparse successors)."""
-        kernels.propagate(self.nxt, self.probs, self.gamma, acts, M, out)
+        sparse.propagate(self.nxt, self.probs, self.gamma, acts, M, out)
         return out
 
     def loop_value(self, window: np.ndarray) -> np.ndarray:
@@ -272,24 +270,24 @@ class Batch:
         return self.solve_loop(M, c)
 
     def loop_krylov(self, window: np.ndarray, x0: np.ndarray, c=None) -> np.ndarray:
-        """:meth:`loop_value` by certified GMRES from ``x0`` (:mod:`nsrl.batched.linalg.krylov`).
+        """:meth:`loop_value` by certified GMRES from ``x0`` (:mod:`nsrl.batched.linalg.gmres`).
 
         No dense matrix is formed: (I - M) x costs m sparse products. Without ``c`` (the
         loop's T_{pi_1}...T_{pi_m} 0) the loop's fixed point is solved for directly
-        (:func:`krylov.loop_fixed_points`: c is never formed). Runs whose solve does not
+        (:func:`gmres.loop_fixed_points`: c is never formed). Runs whose solve does not
         certify are solved directly. On b = 1 MDPs the loop is a map: solved exactly by
-        :func:`krylov.functional_values` instead.
+        :func:`gmres.functional_values` instead.
         """
         window = np.ascontiguousarray(window)
         if self.nxt.shape[2] == 1:  # b = 1: the loop is a map, solved exactly in O(m n)
             if c is None:
-                c = krylov.loop_rhs(self.nxt, self.probs, self.mdp.R, self.gamma, window)
-            return krylov.functional_values(self.nxt, window, c, self.gamma ** window.shape[1])
+                c = gmres.loop_rhs(self.nxt, self.probs, self.mdp.R, self.gamma, window)
+            return gmres.functional_values(self.nxt, window, c, self.gamma ** window.shape[1])
         if c is None:
-            x, ok, _ = krylov.loop_fixed_points(self.nxt, self.probs, self.R, self.gamma,
+            x, ok, _ = gmres.loop_fixed_points(self.nxt, self.probs, self.R, self.gamma,
                                                 window, x0)
         else:
-            x, ok, _ = krylov.loop_values(self.nxt, self.probs, window,
+            x, ok, _ = gmres.loop_values(self.nxt, self.probs, window,
                                           self.gamma ** window.shape[1], c, x0)
         if not ok.all():
             x[~ok] = self.loop_value(window[~ok])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nsrl.batched.linalg.krylov import row_dot
+from nsrl.batched.linalg.gmres import row_dot
 
 
 @njit(cache=True)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.exact import backend, greedy_actions, q_values
-from nsrl.greedy.base import Greedy, rho_array
+from nsrl.greedy.base import Greedy, policy_advantage, rho_array
+from nsrl.model.memory import check_memory
+from nsrl.params import check_params, param
 from nsrl.policies import Deterministic, NonStationary, stationary_table
 
 
@@ -35,8 +37,7 @@ class _ModelOperator:
         actions = np.argmax(q, axis=1)
         advantage = float("nan")
         if not isinstance(target, NonStationary):
-            baseline = (stationary_table(target, self.mdp) * q).sum(axis=1)
-            advantage = float(rho_arr @ (q.max(axis=1) - baseline))
+            advantage = policy_advantage(rho_arr, q, stationary_table(target, self.mdp), actions)
         return Greedy(Deterministic(actions), advantage)
 
 
@@ -59,6 +60,9 @@ class ExactGreedy(_ModelOperator):
 
 NOISE_MODELS = ("relative", "absolute", "span")
 VALUE_ESTIMATES = ("exact", "estimated")
+# Relative noise amplitudes beyond this only drown the values more (at 1e6 the greedy choice
+# is already uniformly random) and approach float64 overflow (noise 1e308: OverflowError).
+NOISE_MAX = 1e6
 
 
 def perturb(v: np.ndarray, u: np.ndarray, noise_model: str) -> np.ndarray:
@@ -106,9 +110,23 @@ class ProjectedGreedy(_ModelOperator):
     the minimum-norm solution.
     """
 
+    # The options, declared once: this class, the batched engines, sweeps and the CLI read them.
+    params = {
+        "noise": param(float, 0.1, ge=0, le=NOISE_MAX),
+        "noise_model": param(str, "relative", choices=NOISE_MODELS),
+        "constant_feature": param(bool, False),
+        "value": param(str, "exact", choices=VALUE_ESTIMATES),
+    }
+
     def __init__(self, mdp, noise: float = 0.1, noise_model: str = "relative",
                  constant_feature: bool = False, value: str = "exact", features=None):
         super().__init__(mdp)
+        p = mdp.n_features if features is None else np.shape(features)[-1]
+        if p:  # Phi, sqrt(rho) Phi and lstsq's copy of it, before anything is drawn
+            check_memory(3 * 8.0 * mdp.n_states * p,
+                         f"the projected operator on {mdp.n_states} states x {p} features",
+                         "draw the model with fewer features (garnet(..., n_features=100)) or "
+                         "use a sample-based operator (LSTDQ with features='onehot')")
         phi = mdp.features if features is None else np.asarray(features, dtype=np.float64)
         if phi is None:
             raise ValueError(
@@ -117,18 +135,18 @@ class ProjectedGreedy(_ModelOperator):
             )
         if phi.ndim != 2 or phi.shape[0] != mdp.n_states:
             raise ValueError(f"features should have shape ({mdp.n_states}, p), got {phi.shape}.")
-        if isinstance(noise, bool) or not isinstance(noise, (int, float, np.floating)) \
-                or not (np.isfinite(noise) and noise >= 0):
-            raise ValueError(f"noise should be a non-negative finite float, got {noise!r}.")
-        perturb(np.zeros(1), np.zeros(1), noise_model)  # refuses an unknown model
-        if value not in VALUE_ESTIMATES:
-            raise ValueError(f"value should be one of {', '.join(VALUE_ESTIMATES)}, got "
-                             f"{value!r}; e.g. value='exact'.")
-        if not isinstance(constant_feature, (bool, np.bool_)):
-            raise TypeError(f"constant_feature should be a bool, got {constant_feature!r}.")
-        self.noise, self.noise_model, self.value_estimate = float(noise), noise_model, value
-        self.constant_feature = bool(constant_feature)
+        options = check_params(self.params, {"noise": noise, "noise_model": noise_model,
+                                             "constant_feature": constant_feature,
+                                             "value": value}, "ProjectedGreedy")
+        self.noise, self.noise_model = options["noise"], options["noise_model"]
+        self.constant_feature, self.value_estimate = options["constant_feature"], options["value"]
         self.features = projection_features(phi, self.constant_feature)
+        self.custom_features = features is not None  # the batched engines project on mdp's Phi
+
+    def get_params(self) -> dict:
+        """The declared options as set (:attr:`params`), e.g. to build the batched path."""
+        return {"noise": self.noise, "noise_model": self.noise_model,
+                "constant_feature": self.constant_feature, "value": self.value_estimate}
 
     def perturb(self, v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """v + u(iota) by the noise model (:func:`perturb`); one uniform per state."""
@@ -158,5 +176,5 @@ class ProjectedGreedy(_ModelOperator):
         return float(self.mdp.start @ self.project(self.perturb(v, rng), self.mdp.start))
 
 
-__all__ = ["NOISE_MODELS", "VALUE_ESTIMATES", "ExactGreedy", "ProjectedGreedy", "greedy_actions",
-           "perturb", "projection_features"]
+__all__ = ["NOISE_MAX", "NOISE_MODELS", "VALUE_ESTIMATES", "ExactGreedy", "ProjectedGreedy",
+           "greedy_actions", "perturb", "projection_features"]

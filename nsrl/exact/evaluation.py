@@ -1,0 +1,308 @@
+"""The exact backend: values of every policy kind, v*, d_{pi,nu} and losses, at any size.
+
+Notation follows Scherrer (2014), section 1: ``T_pi v = r_pi + gamma P_pi v``,
+``v_pi = (I - gamma P_pi)^{-1} r_pi``, ``d_{pi,nu} = (1 - gamma) nu (I - gamma P_pi)^{-1}``,
+the loss of a policy is ``mu (v* - v_pi)``. Policies:
+
+* stationary (deterministic, stochastic table, mixture): one linear solve;
+* finite sequence ``sigma = pi_1 ... pi_k`` (pi_1 acts first):
+  ``v_sigma = T_{pi_1} ... T_{pi_k} v_empty`` (v_empty = r for a state reward, else 0);
+  a sequence built by ``prepend`` reuses its parent's value: one Bellman step;
+* periodic loop ``(sigma)^inf``: the fixed point of ``T_{pi_1} ... T_{pi_m}``, i.e.
+  ``v = c + M v`` with ``c = T_{pi_1} ... T_{pi_m} 0`` and ``M = gamma^m P_{pi_1} ... P_{pi_m}``.
+
+Two methods, chosen by size (:data:`DENSE_MAX_STATES`): up to 300 states, dense LU
+(:mod:`nsrl.exact.dense`; every earlier version's numbers, bit for bit); above, certified
+iterative solves on the successor lists (:mod:`nsrl.exact.iterative`), O(S A b) memory,
+each value within ``VALUE_RTOL * R_max / (1 - gamma)`` of the truth in max-norm (a bound
+computed from the residual, stated in :mod:`nsrl.exact.iterative`), v* by policy iteration
+with inexact evaluations, stopped on a certified Bellman residual.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+from nsrl.exact import dense
+from nsrl.exact.iterative import (
+    OCCUPANCY_TOL,
+    VALUE_RTOL,
+    NotCertifiedError,
+    certified_solve,
+    functional_solve,
+)
+from nsrl.exact.operators import apply_policy, check_mdp, policy_rows, q_values
+from nsrl.model.mdp import FiniteMDP, check_distribution
+from nsrl.policies import Deterministic, NonStationary, action_table, stationary_table
+
+DENSE_MAX_STATES = 300  # dense LU up to here; certified iterative solves above (measured)
+_MAX_PI_ITERATIONS = 10_000
+
+
+class ExactBackend:
+    """Exact computations on one MDP, remembering the values of recently seen policies.
+
+    Schemes evaluate the same policy several times in one iteration (as the greedy target,
+    as the output whose loss is recorded; CPI+ scores up to ~30 candidate steps, one of
+    which is the next target); the backend keeps the last values so that each policy is
+    solved once. Policies are immutable, so identity is a safe key.
+
+    Attributes:
+        dense: whether this model is solved by dense LU (n_S <= DENSE_MAX_STATES).
+        value_tol: the certified max-norm error of every iterative value.
+        v_star_bound: after :meth:`optimal_value`, the certified bound on ``|v - v*|_inf``
+            (``|T v - v|_inf / (1 - gamma)``; 0.0 for the dense method, exact policy
+            iteration).
+    """
+
+    def __init__(self, mdp: FiniteMDP, memo_size: int = 32):
+        self.mdp = check_mdp(mdp)
+        self._memo: OrderedDict[int, tuple[object, np.ndarray]] = OrderedDict()
+        self._memo_size = memo_size
+        self._v_star: np.ndarray | None = None
+        self.dense = mdp.n_states <= DENSE_MAX_STATES
+        self.value_tol = VALUE_RTOL * max(mdp.r_max, 1e-300) / (1.0 - mdp.gamma)
+        self.v_star_bound: float | None = None
+        self._warm: np.ndarray | None = None  # last stationary value: the next solve's start
+
+    def value(self, policy) -> np.ndarray:
+        """v_pi of any policy kind (see the module docstring)."""
+        hit = self._memo.get(id(policy))
+        if hit is not None and hit[0] is policy:
+            self._memo.move_to_end(id(policy))
+            return hit[1]
+        v = self._compute(policy)
+        v.flags.writeable = False
+        self._memo[id(policy)] = (policy, v)
+        if len(self._memo) > self._memo_size:
+            self._memo.popitem(last=False)
+        return v
+
+    def _compute(self, policy) -> np.ndarray:
+        mdp = self.mdp
+        if isinstance(policy, NonStationary):
+            if policy.loop:
+                return self._loop_value(policy)
+            if policy.parent is not None:
+                return apply_policy(mdp, policy.policies[0], self.value(policy.parent))
+            v = np.array(mdp.terminal_value)
+            for pi, count in reversed(policy.segments):
+                v = self._repeat(pi, count, v)
+            return v
+        if getattr(policy, "stochastic", False):
+            if self.dense:
+                return dense.evaluate_tables(mdp, policy.table(mdp))
+            return self._stationary(policy)
+        if hasattr(policy, "act"):
+            if self.dense:
+                return dense.evaluate_actions(mdp, action_table(policy, mdp))
+            return self._stationary(policy)
+        raise TypeError(
+            f"cannot evaluate a {type(policy).__name__}: expected a nsrl policy "
+            f"(Deterministic, Stochastic, Mixture, NonStationary) or an object with act()."
+        )
+
+    # -- large models -------------------------------------------------------------------
+
+    def _stationary(self, pi, tol: float | None = None) -> np.ndarray:
+        """v_pi by a certified iterative solve (or the exact map solve at b = 1)."""
+        mdp, g = self.mdp, self.mdp.gamma
+        tol = self.value_tol if tol is None else tol
+        if mdp.branching == 1 and not getattr(pi, "stochastic", False):
+            s = np.arange(mdp.n_states)
+            a = action_table(pi, mdp)
+            v = functional_solve(mdp.successors[0][s, a, 0], mdp.R[s, a], g)
+        else:
+            P_pi, r_pi = policy_rows(mdp, pi)
+            P_pi.data *= g
+            v, _ = certified_solve(P_pi, r_pi, g, tol, x0=self._warm,
+                                   what=f"the value of a policy on {mdp!r}")
+        self._warm = v
+        return v
+
+    def _repeat(self, pi, count: int, c: np.ndarray) -> np.ndarray:
+        """T_pi^count c.
+
+        Large models: T_pi^j c = v_pi + (gamma P_pi)^j (c - v_pi), and the last term is below
+        the value tolerance once gamma^j |c - v_pi| is.
+        """
+        if self.dense:
+            return dense.repeat(self.mdp, pi, count, c)[0]
+        if count > 16:
+            v_pi = self.value(pi)
+            if self.mdp.gamma ** count * np.abs(c - v_pi).max() <= self.value_tol:
+                return np.array(v_pi)
+        for _ in range(count):
+            c = apply_policy(self.mdp, pi, c)
+        return c
+
+    def _loop_value(self, policy: NonStationary) -> np.ndarray:
+        mdp, g = self.mdp, self.mdp.gamma
+        if self.dense:
+            c, M = np.zeros(mdp.n_states), np.eye(mdp.n_states)
+            for pi, count in reversed(policy.segments):
+                c, M = dense.repeat(mdp, pi, count, c, M)
+            return np.linalg.solve(np.eye(mdp.n_states) - M, c)
+        if len(policy.segments) == 1:  # (pi^j)^inf is pi
+            return np.array(self.value(policy.segments[0][0]))
+        c = np.zeros(mdp.n_states)
+        for pi, count in reversed(policy.segments):
+            c = self._repeat(pi, count, c)
+        length = sum(count for _, count in policy.segments)
+        kappa = g ** length
+        if kappa * mdp.r_max / (1.0 - g) <= self.value_tol:  # |M v| <= kappa |v|: v = c
+            return c
+        deterministic = not any(getattr(pi, "stochastic", False) for pi, _ in policy.segments)
+        if mdp.branching == 1 and deterministic:
+            F = np.arange(mdp.n_states)
+            nxt = mdp.successors[0][:, :, 0]
+            for pi, count in policy.segments:  # pi_1 acts first: F = f_m o ... o f_1
+                f = nxt[np.arange(mdp.n_states), action_table(pi, mdp)]
+                for _ in range(count):
+                    F = f[F]
+            return functional_solve(F, c, kappa)
+        rows = [(policy_rows(mdp, pi)[0], count) for pi, count in policy.segments]
+
+        def apply_M(x):
+            for P_pi, count in reversed(rows):
+                for _ in range(count):
+                    x = g * (P_pi @ x)
+            return x
+
+        return certified_solve(apply_M, c, kappa, self.value_tol,
+                               what=f"a loop of {length} policies on {mdp!r}")[0]
+
+    def _optimal_iterative(self) -> tuple[np.ndarray, float]:
+        """v* by policy iteration with inexact, warm-started evaluations.
+
+        Each evaluation asks a tolerance of 1/10 of the current Bellman residual (never
+        below the final one), so early ones are cheap; PI stops when the Bellman residual
+        certifies ``|v - v*|_inf <= |T v - v|_inf / (1 - gamma) <= value_tol``.
+        """
+        mdp = self.mdp
+        n = np.arange(mdp.n_states)
+        target = self.value_tol * (1.0 - mdp.gamma)  # Bellman residual to reach
+        actions = np.argmax(q_values(mdp, mdp.terminal_value), axis=1)
+        tol = np.inf
+        for _ in range(_MAX_PI_ITERATIONS):
+            eval_tol = max(min(tol / 10, mdp.r_max / (1 - mdp.gamma)), target / 2)
+            v = self._stationary(Deterministic(actions), tol=eval_tol / (1 - mdp.gamma))
+            q = q_values(mdp, v)
+            best = np.argmax(q, axis=1)
+            residual = float(np.abs(q[n, best] - v).max())
+            if residual <= target:
+                return v, residual / (1.0 - mdp.gamma)
+            improve = q[n, best] > q[n, actions] + target / 2
+            tol = residual
+            if not improve.any() and eval_tol <= target / 2:
+                break
+            actions = np.where(improve, best, actions)
+        raise NotCertifiedError(
+            f"policy iteration on {mdp!r} stopped at a Bellman residual of {residual:.3g}, "
+            f"above {target:.3g}; use a smaller gamma."
+        )
+
+    # -- public ---------------------------------------------------------------------------
+
+    def optimal_value(self) -> np.ndarray:
+        """v* by exact policy iteration (dense) or certified policy iteration (large)."""
+        if self._v_star is None:
+            if self.dense:
+                self._v_star, self.v_star_bound = self._optimal_dense(), 0.0
+            else:
+                self._v_star, self.v_star_bound = self._optimal_iterative()
+            self._v_star.flags.writeable = False
+        return self._v_star
+
+    def _optimal_dense(self) -> np.ndarray:
+        mdp = self.mdp
+        actions = np.argmax(q_values(mdp, mdp.terminal_value), axis=1)
+        tol = 1e-12 * max(mdp.r_max, 1.0) / (1.0 - mdp.gamma)
+        s = np.arange(mdp.n_states)
+        for _ in range(_MAX_PI_ITERATIONS):
+            v = dense.evaluate_actions(mdp, actions)
+            q = q_values(mdp, v)
+            best = np.argmax(q, axis=1)
+            improve = q[s, best] > q[s, actions] + tol
+            if not improve.any():
+                break
+            actions = np.where(improve, best, actions)
+        return v
+
+    def occupancy(self, policy, nu=None) -> np.ndarray:
+        """d_{pi,nu} = (1 - gamma) nu (I - gamma P_pi)^{-1} for a stationary policy."""
+        mdp = self.mdp
+        nu = mdp.start if nu is None else check_distribution("nu", nu, mdp.n_states)
+        if isinstance(policy, NonStationary):
+            raise TypeError("occupancy() is defined here for stationary policies only.")
+        if self.dense:
+            P_pi = dense.transition_matrix(mdp, stationary_table(policy, mdp))
+            d = np.linalg.solve((np.eye(mdp.n_states) - mdp.gamma * P_pi).T, nu)
+            d = (1.0 - mdp.gamma) * d
+        else:
+            P_T = policy_rows(mdp, policy)[0].T.tocsr()
+            P_T.data *= mdp.gamma
+            d, _ = certified_solve(P_T, (1.0 - mdp.gamma) * nu,
+                                   mdp.gamma, OCCUPANCY_TOL, order=1,
+                                   what=f"an occupancy d_(pi,nu) on {mdp!r}")
+        return np.clip(d, 0.0, None) / np.clip(d, 0.0, None).sum()
+
+    def loss(self, policy, mu=None) -> float:
+        """mu (v* - v_pi), mu uniform unless given."""
+        mdp = self.mdp
+        mu = (
+            np.full(mdp.n_states, 1.0 / mdp.n_states)
+            if mu is None
+            else check_distribution("mu", mu, mdp.n_states)
+        )
+        return float(mu @ (self.optimal_value() - self.value(policy)))
+
+
+_BACKENDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def backend(mdp: FiniteMDP) -> ExactBackend:
+    """The shared ExactBackend of ``mdp`` (one per MDP object, so v* is computed once)."""
+    check_mdp(mdp)
+    b = _BACKENDS.get(mdp)
+    if b is None:
+        b = _BACKENDS[mdp] = ExactBackend(mdp)
+    return b
+
+
+def evaluate(mdp: FiniteMDP, policy) -> np.ndarray:
+    """The exact value v_pi of any policy on ``mdp``.
+
+    Examples:
+        >>> import nsrl
+        >>> mdp = nsrl.garnet(20, 2, 2, seed=0)
+        >>> v = nsrl.evaluate(mdp, nsrl.Deterministic([0] * 20))
+        >>> v.shape
+        (20,)
+    """
+    return backend(mdp).value(policy)
+
+
+def optimal_value(mdp: FiniteMDP) -> np.ndarray:
+    """The optimal value v* of ``mdp`` (policy iteration; certified on large models)."""
+    return backend(mdp).optimal_value()
+
+
+def occupancy(mdp: FiniteMDP, policy, nu=None) -> np.ndarray:
+    """d_{pi,nu}, nu = the MDP's start distribution (uniform unless given)."""
+    return backend(mdp).occupancy(policy, nu)
+
+
+def loss(mdp: FiniteMDP, policy, mu=None) -> float:
+    """The loss mu (v* - v_pi) of any policy, mu uniform unless given.
+
+    Examples:
+        >>> import nsrl
+        >>> mdp = nsrl.garnet(20, 2, 2, seed=0)
+        >>> nsrl.loss(mdp, nsrl.Deterministic(nsrl.greedy_actions(mdp, nsrl.optimal_value(mdp))))
+        0.0
+    """
+    return backend(mdp).loss(policy, mu)

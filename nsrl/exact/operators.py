@@ -1,0 +1,92 @@
+"""Bellman operators on the successor lists: Q-values, greedy actions, T_pi v, P_pi.
+
+``Q[s, a] = R[s, a] + gamma sum_j probs[s, a, j] v[next_states[s, a, j]]``: O(S A b) work.
+Small models use one numpy expression (the arithmetic of every earlier version, so results
+are the same bit for bit); models of more than :data:`COMPILED_MIN_ENTRIES` successor
+entries use a compiled loop that allocates nothing but Q (the numpy expression makes two
+temporaries of S A b floats: 320 MB at 10^6 states, 10 actions, b = 2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from nsrl.model.kernels import HAVE_NUMBA
+from nsrl.model.mdp import FiniteMDP
+from nsrl.policies import action_table
+
+COMPILED_MIN_ENTRIES = 2**20  # S A b from which Q-values are computed by the compiled loop
+
+if HAVE_NUMBA:
+    import numba
+
+    @numba.njit(cache=True, nogil=True)
+    def _q_compiled(R, nxt, probs, gamma, v, out):  # pragma: no cover - compiled
+        n_states, n_actions, width = nxt.shape
+        for s in range(n_states):
+            for a in range(n_actions):
+                acc = 0.0
+                for j in range(width):
+                    acc += probs[s, a, j] * v[nxt[s, a, j]]
+                out[s, a] = R[s, a] + gamma * acc
+        return out
+
+
+def check_mdp(mdp) -> FiniteMDP:
+    """Raise TypeError unless ``mdp`` is a FiniteMDP."""
+    if not isinstance(mdp, FiniteMDP):
+        raise TypeError(
+            f"expected a nsrl.FiniteMDP, got {type(mdp).__name__}; build one with "
+            f"nsrl.garnet(...) or nsrl.FiniteMDP(P, R, gamma)."
+        )
+    return mdp
+
+
+def q_values(mdp: FiniteMDP, v: np.ndarray) -> np.ndarray:
+    """Q[s, a] = R[s, a] + gamma sum_s' P[s, a, s'] v[s'] (sparse successors)."""
+    nxt, probs = mdp.successors
+    if HAVE_NUMBA and nxt.size >= COMPILED_MIN_ENTRIES and np.ndim(v) == 1:
+        out = np.empty((mdp.n_states, mdp.n_actions))
+        return _q_compiled(mdp.R, nxt, probs, mdp.gamma, np.ascontiguousarray(v, dtype=float), out)
+    return mdp.R + mdp.gamma * (probs * v[nxt]).sum(axis=-1)
+
+
+def greedy_actions(mdp: FiniteMDP, v: np.ndarray) -> np.ndarray:
+    """A greedy policy w.r.t. ``v`` (T_pi v = T v); ties go to the lowest action index."""
+    return np.argmax(q_values(mdp, v), axis=1)
+
+
+def bellman(mdp: FiniteMDP, table: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """T_pi v for a table pi[s, a] (or for a batch of tables pi[..., s, a])."""
+    return (table * q_values(mdp, v)).sum(axis=-1)
+
+
+def apply_policy(mdp: FiniteMDP, pi, v: np.ndarray) -> np.ndarray:
+    """T_pi v for any stationary policy object."""
+    if getattr(pi, "stochastic", False):
+        return bellman(mdp, pi.table(mdp), v)
+    q = q_values(mdp, v)
+    return q[np.arange(mdp.n_states), action_table(pi, mdp)]
+
+
+def policy_rows(mdp: FiniteMDP, pi) -> tuple[sp.csr_matrix, np.ndarray]:
+    """(P_pi as a CSR matrix (S, S), r_pi) of a stationary policy, in O(S A b) memory.
+
+    A deterministic policy keeps b entries per row, a stochastic one n_A b (padding entries
+    of probability 0 are kept as explicit zeros: they change no product).
+    """
+    nxt, probs = mdp.successors
+    n = mdp.n_states
+    s = np.arange(n)
+    if getattr(pi, "stochastic", False):
+        table = pi.table(mdp)
+        cols = nxt.reshape(n, -1)
+        data = (table[:, :, None] * probs).reshape(n, -1)
+        r_pi = (table * mdp.R).sum(axis=1)
+    else:
+        a = action_table(pi, mdp)
+        cols, data, r_pi = nxt[s, a], probs[s, a], mdp.R[s, a]
+    k = cols.shape[1]
+    P_pi = sp.csr_matrix((data.ravel(), cols.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+    return P_pi, np.ascontiguousarray(r_pi, dtype=np.float64)

@@ -1,0 +1,231 @@
+"""The registry of greedy operators: the one list the CLI, compare, sweeps and ``nsrl.run`` read.
+
+As the scheme registry (:mod:`nsrl.schemes.registry`) names schemes, this one names operators.
+An entry holds
+
+* the options the operator takes, declared once (:mod:`nsrl.params`: type, range, default) and
+  checked in one place (:meth:`OperatorEntry.check`; an unknown option is refused);
+* the factory of the reference path, ``factory(mdp, **options) -> operator``;
+* the batched path, where one exists: an entry-point string ``"module:name"`` of the batched
+  state that :func:`nsrl.run` builds with the same options (it lives in a layer above this one,
+  so it is named, not imported, as Gymnasium names its environments);
+* whether it learns from samples, and the memory one greedy call needs (:meth:`nbytes`).
+
+:func:`register_operator` adds one, e.g. an operator of your own, so that ``nsrl run
+--operator``, ``nsrl compare --operators``, a sweep's ``operator`` and :func:`nsrl.run` all
+accept its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from nsrl.greedy.model_based import ExactGreedy, ProjectedGreedy
+from nsrl.params import check_params, param
+
+
+@dataclass(frozen=True)
+class OperatorEntry:
+    """One registered greedy operator.
+
+    Attributes:
+        name: the lower-case name, e.g. ``"lstdq"``.
+        factory: ``factory(mdp, **options) -> operator`` (the reference path).
+        params: the options it takes, name -> :class:`nsrl.params.Param`.
+        batched: ``"module:name"`` of the batched engines' state for this operator, called
+            as ``state(mdp, **options, solvers=...)``; None when only the reference path runs it.
+        sample_based: whether it draws environment transitions (a budget per call).
+        memory: ``memory(n_states, n_actions, transitions) -> bytes`` of one greedy call.
+        constraint: ``constraint(options)`` raises ValueError for options that do not go
+            together (each one alone is checked by its declaration).
+        summary: one line for ``--help`` and error messages.
+    """
+
+    name: str
+    factory: Callable
+    params: dict = field(default_factory=dict)
+    batched: str | None = None
+    sample_based: bool = False
+    memory: Callable = lambda n_states, n_actions, transitions: 0
+    constraint: Callable = lambda options: None
+    summary: str = ""
+
+    def check(self, options: dict) -> dict:
+        """Every option, given or default, checked against :attr:`params` (unknown: refused)."""
+        checked = check_params(self.params, options, f"operator {self.name!r}")
+        self.constraint(checked)
+        return checked
+
+    def make(self, mdp, **options):
+        """A fresh operator on ``mdp`` (the reference path)."""
+        return self.factory(mdp, **self.check(options))
+
+    def nbytes(self, n_states: int, n_actions: int, transitions: int) -> int:
+        """Bytes one greedy call of ``transitions`` transitions needs (0 for model-based)."""
+        return int(self.memory(n_states, n_actions, transitions))
+
+
+OPERATORS: dict[str, OperatorEntry] = {}
+
+
+def register_operator(name: str, factory: Callable, params: dict | None = None, **entry
+                      ) -> OperatorEntry:
+    """Register the operator ``name`` (see :class:`OperatorEntry` for ``entry``'s fields).
+
+    Examples:
+        >>> import nsrl
+        >>> e = register_operator("greedy-0", lambda mdp: nsrl.ExactGreedy(mdp), summary="x")
+        >>> type(make_operator("greedy-0", nsrl.garnet(5, 2, 1, seed=0))).__name__
+        'ExactGreedy'
+        >>> del OPERATORS["greedy-0"]
+    """
+    if not name or name != name.strip().lower():
+        raise ValueError(f"an operator name should be lower-case without spaces, got {name!r}.")
+    OPERATORS[name] = OperatorEntry(name, factory, dict(params or {}), **entry)
+    return OPERATORS[name]
+
+
+def operator_names() -> tuple[str, ...]:
+    """Every registered operator name."""
+    return tuple(OPERATORS)
+
+
+def operator_entry(name: str) -> OperatorEntry:
+    """The entry of ``name``, or ValueError naming the registered ones."""
+    entry = OPERATORS.get(str(name).strip().lower())
+    if entry is None:
+        raise ValueError(f"unknown operator {name!r}; expected one of "
+                         f"{', '.join(operator_names())}.")
+    return entry
+
+
+def make_operator(name: str, mdp, **options):
+    """The operator ``name`` on ``mdp`` with ``options`` (checked; unknown ones refused).
+
+    Examples:
+        >>> import nsrl
+        >>> make_operator("projected", nsrl.garnet(10, 2, 1, seed=0), noise=0.2).noise
+        0.2
+    """
+    return operator_entry(name).make(mdp, **options)
+
+
+def unused_options(names, options) -> list[str]:
+    """The options (names) that none of the operators ``names`` takes."""
+    entries = [operator_entry(n) for n in names]
+    return [k for k in options if not any(k in e.params for e in entries)]
+
+
+def takers(option: str) -> list[str]:
+    """The registered operators that take ``option``."""
+    return [e.name for e in OPERATORS.values() if option in e.params]
+
+
+def options_for(names, options: dict) -> dict[str, dict]:
+    """Split ``options`` (given for several operators at once) by the operators that take them.
+
+    Returns:
+        operator name -> the options it declares.
+
+    Raises:
+        ValueError: an option that none of ``names`` takes (it would be silently ignored).
+    """
+    unused = unused_options(names, options)
+    if unused:
+        who = sorted({t for k in unused for t in takers(k)})
+        raise ValueError(f"option(s) {', '.join(map(repr, unused))} are not taken by "
+                         f"{', '.join(names)}; they are options of {', '.join(who) or 'none'}: "
+                         f"drop them or choose such an operator.")
+    return {n: {k: v for k, v in options.items() if k in operator_entry(n).params}
+            for n in names}
+
+
+# --- the built-in operators ----------------------------------------------------------------
+
+SAMPLES = param(int, 10_000, ge=1)  # transitions per greedy call
+FEATURES = param(str | None, None, choices=("phi", "onehot"))  # None: Phi if the model has it
+CRITICS = ("auto", "lstd", "regression", "none")  # what ends the rollouts, by name
+ROLLOUT_PARAMS = {
+    "samples": SAMPLES,
+    "features": FEATURES,
+    "horizon": param(int | str | None, None, ge=1, choices=("geometric",)),
+    "m": param(int | None, None, ge=1),
+    "critic": param(str, "auto", choices=CRITICS),
+}
+
+
+def _critic(name: str):
+    """The rollout operators' ``critic=`` for a name of :data:`CRITICS`.
+
+    "auto" is the operator's default (LSTD on a finite model), "lstd" LSTD(0) on the previous
+    call's first transitions, "regression" a ``LinearRegression()`` on the previous call's Q
+    estimates, "none" plain rollouts of the horizon H (no bootstrap).
+    """
+    if name == "regression":
+        from sklearn.linear_model import LinearRegression
+
+        return LinearRegression()
+    return None if name == "none" else name
+
+
+def _rollout(kind: str) -> Callable:
+    """Factory of RolloutCSC (``"csc"``) or RolloutRegression (``"reg"``) on the native env."""
+
+    def factory(mdp, samples, features, horizon, m, critic):
+        from sklearn.linear_model import LogisticRegression, Ridge
+
+        from nsrl.envs import FiniteMDPVectorEnv
+        from nsrl.greedy.rollout import RolloutCSC, RolloutRegression
+
+        options = {k: v for k, v in (("horizon", horizon), ("m", m)) if v is not None}
+        env = FiniteMDPVectorEnv(mdp, num_envs=1)
+        if kind == "csc":
+            return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=samples,
+                              features=features, critic=_critic(critic), **options)
+        return RolloutRegression(env, Ridge(alpha=1e-3), budget=samples, features=features,
+                                 critic=_critic(critic), **options)
+
+    return factory
+
+
+def _one_critic(options: dict) -> None:
+    if options["m"] is not None and options["critic"] == "none":
+        raise ValueError("m needs a critic to end the rollouts at m; with critic='none' they "
+                         "run the horizon H: drop m or pick a critic.")
+
+
+def _lstdq(mdp, samples, features):
+    from nsrl.envs import FiniteMDPVectorEnv
+    from nsrl.greedy.lstdq import LSTDQ
+
+    return LSTDQ(FiniteMDPVectorEnv(mdp, num_envs=1), budget=samples, features=features)
+
+
+def _lstdq_memory(n_states: int, n_actions: int, transitions: int) -> int:
+    """LSTD-Q's bytes for one call (measured with tracemalloc on Garnets, n_S = 50-200).
+
+    It draws and stores ~135-150 bytes per transition on top of its counts N(x, a, x')
+    (~12 bytes per (x, a, x') entry); its store keeps at most 10^6 transitions between calls.
+    """
+    return 160 * transitions + 16 * n_states * n_actions * n_states
+
+
+def _rollout_memory(n_states: int, n_actions: int, transitions: int) -> int:
+    """The rollout operators keep per-state arrays only (1.1-1.8 bytes per transition)."""
+    return 4 * transitions
+
+
+register_operator("exact", ExactGreedy, summary="the exact greedy step with the model")
+register_operator("projected", ProjectedGreedy, ProjectedGreedy.params,
+                  batched="nsrl.batched.linalg.state:Batch",
+                  summary="the paper's greedy(Pi_{Phi,rho}(v + noise))")
+register_operator("lstdq", _lstdq, {"samples": SAMPLES, "features": FEATURES},
+                  sample_based=True, memory=_lstdq_memory,
+                  summary="LSTD-Q on the env's transitions (no reset-to-state)")
+register_operator("rollout-csc", _rollout("csc"), ROLLOUT_PARAMS, sample_based=True,
+                  memory=_rollout_memory, constraint=_one_critic,
+                  summary="rollouts + cost-sensitive classification (LogisticRegression)")
+register_operator("rollout-reg", _rollout("reg"), ROLLOUT_PARAMS, sample_based=True,
+                  memory=_rollout_memory, constraint=_one_critic,
+                  summary="rollouts + regression of Q (Ridge per action)")

@@ -1,0 +1,199 @@
+"""Transition models as successor lists: validation, canonical form, sparse and dense views.
+
+A finite MDP's transitions are stored as two arrays of shape (n_states, n_actions, width),
+``next_states[s, a, j]`` and ``probs[s, a, j]``: the successors of (s, a) and their
+probabilities. Memory is O(S A b) for b successors per pair, never O(S^2 A).
+
+The canonical form, which every FiniteMDP holds whatever it was built from: in each row the
+successors with positive probability come first, by increasing next state, each state at
+most once; the row is padded to ``width`` (the largest number of successors of any row) with
+``(next_state 0, prob 0.0)``. This is the layout the dense ``P[s, a, s']`` of earlier
+versions produced, so models and every sum over successors are the same, bit for bit.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+ROW_TOL = 1e-8  # |sum_s' P[s, a, s'] - 1| allowed per row
+
+
+def _first_bad(mask: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argwhere(mask)[0])
+
+
+def check_successors(next_states, probs, n_states: int | None = None):
+    """Validate successor lists and return them as (int64, float64) arrays of one shape.
+
+    Args:
+        next_states: integer array (n_states, n_actions, width).
+        probs: float array of the same shape, each row a distribution over its successors.
+        n_states: the number of states (default: next_states.shape[0]).
+
+    Raises:
+        ValueError: naming the first offending row (s, a): a shape mismatch, a next state out
+            of range, a negative or non-finite probability, or a row not summing to 1.
+    """
+    nxt = np.asarray(next_states)
+    probs = np.asarray(probs, dtype=np.float64)
+    if nxt.ndim == 2 and probs.ndim == 2:  # one successor per pair: (S, A)
+        nxt, probs = nxt[:, :, None], probs[:, :, None]
+    if nxt.ndim != 3 or nxt.shape != probs.shape or min(nxt.shape) == 0:
+        raise ValueError(
+            f"next_states and probs should both have shape (n_states, n_actions, width) with "
+            f"every size >= 1, got {nxt.shape} and {probs.shape}."
+        )
+    if not np.issubdtype(nxt.dtype, np.integer):
+        raise ValueError(f"next_states should hold integers, got dtype {nxt.dtype}.")
+    n = nxt.shape[0] if n_states is None else n_states
+    bad = (nxt < 0) | (nxt >= n)
+    if bad.any():
+        s, a, j = _first_bad(bad)
+        raise ValueError(f"next_states[{s}, {a}, {j}] = {nxt[s, a, j]} is not a state in "
+                         f"[0, {n}); successors must index the model's states.")
+    bad = ~np.isfinite(probs) | (probs < 0)
+    if bad.any():
+        s, a, j = _first_bad(bad)
+        raise ValueError(f"probs[{s}, {a}, {j}] = {float(probs[s, a, j])}: probabilities must be "
+                         f"finite and non-negative (row s={s}, a={a}).")
+    sums = probs.sum(axis=2)
+    bad = np.abs(sums - 1.0) > ROW_TOL
+    if bad.any():
+        s, a = _first_bad(bad)
+        raise ValueError(f"the successors of (s={s}, a={a}) have probabilities summing to "
+                         f"{sums[s, a]:.10g}, not 1 ({int(bad.sum())} rows are off); each row "
+                         f"must be a probability distribution over next states.")
+    return nxt.astype(np.int64, copy=False), probs
+
+
+def _is_canonical(nxt: np.ndarray, probs: np.ndarray) -> bool:
+    positive = probs > 0
+    if nxt.shape[2] > 1:
+        # positives first, strictly increasing states among them, padding (0, 0.0) after
+        if np.any(~positive[..., :-1] & positive[..., 1:]):
+            return False
+        both = positive[..., :-1] & positive[..., 1:]
+        if np.any(both & (nxt[..., 1:] <= nxt[..., :-1])):
+            return False
+    if np.any(~positive & (nxt != 0)) or np.any(positive.sum(axis=2).max() != nxt.shape[2]):
+        return False
+    return True
+
+
+def canonical(nxt: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The canonical form (module docstring) of validated successor lists.
+
+    Already canonical input (e.g. a Garnet's) is returned as is; otherwise rows are sorted,
+    repeated next states merged (their probabilities summed) and zeros moved to the padding.
+    """
+    if _is_canonical(nxt, probs):
+        return nxt, probs
+    n_states, n_actions, width = nxt.shape
+    rows = np.repeat(np.arange(n_states * n_actions), width)
+    csr = sp.csr_matrix((probs.ravel(), (rows, nxt.ravel())),
+                        shape=(n_states * n_actions, n_states))
+    return from_csr(csr, n_states, n_actions)
+
+
+def from_csr(csr, n_states: int, n_actions: int) -> tuple[np.ndarray, np.ndarray]:
+    """Successor lists in canonical form from a (n_states n_actions, n_states) sparse matrix."""
+    csr = sp.csr_matrix(csr, dtype=np.float64, copy=True)
+    csr.sum_duplicates()
+    csr.eliminate_zeros()
+    csr.sort_indices()
+    counts = np.diff(csr.indptr)
+    width = max(int(counts.max(initial=0)), 1)
+    row = np.repeat(np.arange(n_states * n_actions), counts)
+    j = np.arange(csr.nnz) - np.repeat(csr.indptr[:-1], counts)
+    nxt = np.zeros((n_states * n_actions, width), dtype=np.int64)
+    probs = np.zeros((n_states * n_actions, width))
+    nxt[row, j] = csr.indices
+    probs[row, j] = csr.data
+    return nxt.reshape(n_states, n_actions, width), probs.reshape(n_states, n_actions, width)
+
+
+def dense_to_successors(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Canonical successor lists of a dense P[s, a, s'] (the positive entries, by state)."""
+    nnz = (P > 0).sum(axis=2)
+    width = max(int(nnz.max()), 1)
+    order = np.argsort(P <= 0, axis=2, kind="stable")[:, :, :width]
+    probs = np.take_along_axis(P, order, axis=2)
+    return np.where(probs > 0, order, 0).astype(np.int64), probs
+
+
+def sparse_to_csr(P, n_states: int | None = None) -> tuple[sp.csr_matrix, int, int]:
+    """A user's sparse transition model as one CSR matrix of shape (S A, S).
+
+    Accepts a scipy.sparse matrix or array of shape (S A, S) (row ``s * n_actions + a``), or
+    a sequence of n_A matrices of shape (S, S) (mdptoolbox's layout: one per action, dense or
+    sparse). Returns ``(csr, n_states, n_actions)``.
+    """
+    if sp.issparse(P):
+        rows, cols = P.shape
+        if cols == 0 or rows % cols:
+            raise ValueError(f"a sparse P should have shape (n_states * n_actions, n_states), "
+                             f"row s * n_actions + a; got {P.shape}.")
+        return sp.csr_matrix(P, dtype=np.float64), cols, rows // cols
+    if isinstance(P, (list, tuple)) and P:
+        mats = [sp.csr_matrix(m, dtype=np.float64) for m in P]
+        n = mats[0].shape[0]
+        if any(m.shape != (n, n) for m in mats):
+            raise ValueError(f"a per-action P should be n_actions matrices of shape (S, S), got "
+                             f"shapes {[m.shape for m in mats]}.")
+        stacked = sp.vstack(mats, format="csr")  # row a * S + s
+        perm = (np.arange(n)[:, None] + n * np.arange(len(mats))[None, :]).ravel()
+        return stacked[perm], n, len(mats)
+    raise TypeError(f"expected a scipy.sparse matrix of shape (n_states * n_actions, n_states) "
+                    f"or a list of n_actions (S, S) matrices, got {type(P).__name__}.")
+
+
+def check_sparse(csr: sp.csr_matrix, n_states: int, n_actions: int) -> None:
+    """Refuse a sparse model with negative, non-finite entries or rows not summing to 1."""
+    data = csr.data
+    bad = ~np.isfinite(data) | (data < 0)
+    if bad.any():
+        k = int(np.argmax(bad))
+        row = int(np.searchsorted(csr.indptr, k, side="right") - 1)
+        s, a = divmod(row, n_actions)
+        raise ValueError(f"P has entry {float(data[k])} in the row of (s={s}, a={a}) (next state "
+                         f"{int(csr.indices[k])}): probabilities must be finite and "
+                         f"non-negative.")
+    sums = np.asarray(csr.sum(axis=1)).ravel()
+    bad = np.abs(sums - 1.0) > ROW_TOL
+    if bad.any():
+        s, a = divmod(int(np.argmax(bad)), n_actions)
+        raise ValueError(f"the row of (s={s}, a={a}) of P sums to {sums[s * n_actions + a]:.10g},"
+                         f" not 1 ({int(bad.sum())} rows are off); each row must be a "
+                         f"probability distribution over next states.")
+
+
+def to_csr(nxt: np.ndarray, probs: np.ndarray) -> sp.csr_matrix:
+    """P as a CSR matrix of shape (S A, S), row ``s * n_actions + a`` (padding dropped)."""
+    n_states, n_actions, width = nxt.shape
+    counts = (probs > 0).sum(axis=2).ravel()
+    keep = probs.reshape(-1, width) > 0
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    return sp.csr_matrix((probs.reshape(-1, width)[keep], nxt.reshape(-1, width)[keep], indptr),
+                         shape=(n_states * n_actions, n_states))
+
+
+def to_dense(nxt: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """The dense P[s, a, s'] of successor lists (padding contributes nothing)."""
+    n_states, n_actions, _ = nxt.shape
+    P = np.zeros((n_states, n_actions, n_states))
+    s, a, _ = np.nonzero(probs > 0)
+    P[s, a, nxt[probs > 0]] = probs[probs > 0]
+    return P
+
+
+def check_int(name: str, value, low: int, high: int | None = None) -> int:
+    """``value`` as an int in [low, high], or TypeError / ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} should be an int, got {value!r}.")
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} should be {bound}, got {value}.")
+    return int(value)

@@ -1,0 +1,106 @@
+"""The iterative exact backend (large models) against the dense one, at small sizes.
+
+Every code path of the large-model backend runs here on models of a few hundred states
+with ``dense=False`` forced, and is compared with the dense LU of the same backend.
+"""
+
+import numpy as np
+import pytest
+
+import nsrl
+from nsrl.exact import (
+    ExactBackend,
+    NotCertifiedError,
+    certified_solve,
+    functional_solve,
+    iterative,
+    q_values,
+)
+
+
+def _pair(mdp):
+    dense, large = ExactBackend(mdp), ExactBackend(mdp)
+    large.dense = False
+    assert dense.dense
+    return dense, large
+
+
+def _policies(mdp, seed=0):
+    rng = np.random.default_rng(seed)
+    det = [nsrl.Deterministic(rng.integers(mdp.n_actions, size=mdp.n_states)) for _ in range(4)]
+    table = rng.random((mdp.n_states, mdp.n_actions))
+    mixture = nsrl.Mixture([(0.3, det[0]), (0.5, det[1]), (0.2, det[2])])
+    return {
+        "deterministic": det[0],
+        "stochastic": nsrl.Stochastic(table / table.sum(axis=1, keepdims=True)),
+        "mixture": mixture,
+        "sequence": nsrl.NonStationary(det[:3], loop=False),
+        "repeated sequence": nsrl.NonStationary.repeated(det[1], 40, loop=False),
+        "loop": nsrl.NonStationary(det[:3], loop=True),
+        "loop with a mixture": nsrl.NonStationary([det[0], mixture], loop=True),
+        "repeated loop": nsrl.NonStationary.repeated(det[2], 10**9),
+        "long loop": nsrl.NonStationary(det * 30, loop=True),
+        "prepended": nsrl.NonStationary.empty().prepend(det[0]).prepend(det[1]),
+    }
+
+
+@pytest.mark.parametrize("branching", [1, 2, 10])
+def test_every_policy_kind_matches_the_dense_backend(branching):
+    mdp = nsrl.garnet(120, 4, branching, seed=branching)
+    dense, large = _pair(mdp)
+    for name, pi in _policies(mdp).items():
+        v_dense, v_large = dense.value(pi), large.value(pi)
+        assert np.abs(v_dense - v_large).max() <= large.value_tol + 1e-9, name
+
+
+@pytest.mark.parametrize("branching", [1, 2, 10])
+def test_optimal_value_is_certified_and_matches(branching):
+    mdp = nsrl.garnet(150, 5, branching, seed=3)
+    dense, large = _pair(mdp)
+    v = large.optimal_value()
+    assert 0 < large.v_star_bound <= large.value_tol or branching == 1
+    assert np.abs(v - dense.optimal_value()).max() <= large.value_tol
+    # the certificate is what it says: |T v - v| / (1 - gamma)
+    residual = np.abs(q_values(mdp, v).max(axis=1) - v).max()
+    assert residual / (1 - mdp.gamma) <= large.v_star_bound * (1 + 1e-6) + 1e-12
+
+
+def test_occupancy_and_loss_match_the_dense_backend():
+    mdp = nsrl.garnet(100, 3, 2, seed=5)
+    dense, large = _pair(mdp)
+    for name in ("deterministic", "mixture"):
+        pi = _policies(mdp)[name]
+        d_dense, d_large = dense.occupancy(pi), large.occupancy(pi)
+        assert np.abs(d_dense - d_large).sum() <= 1e-9 and abs(d_large.sum() - 1) < 1e-12
+        assert abs(dense.loss(pi) - large.loss(pi)) <= 2 * large.value_tol
+
+
+def test_functional_solve_is_exact_on_cycles_and_trees():
+    F = np.array([1, 2, 0, 0, 3, 5])  # a 3-cycle, a tree into it, a fixed point
+    c = np.arange(6, dtype=float)
+    x = functional_solve(F, c, 0.9)
+    np.testing.assert_allclose(x, c + 0.9 * x[F], atol=1e-12)
+
+
+def test_certified_solve_returns_the_bound_it_certifies():
+    rng = np.random.default_rng(0)
+    P = rng.random((50, 50))
+    P /= P.sum(axis=1, keepdims=True)
+    c = rng.random(50)
+    for M in (lambda x: 0.95 * P @ x, __import__("scipy.sparse").sparse.csr_matrix(0.95 * P)):
+        x, bound = certified_solve(M, c, 0.95, 1e-9)
+        exact = np.linalg.solve(np.eye(50) - 0.95 * P, c)
+        assert np.abs(x - exact).max() <= bound <= 1e-9
+
+
+def test_a_solve_that_cannot_reach_its_tolerance_raises(monkeypatch):
+    monkeypatch.setattr(iterative, "_MAX_ITER", 1)
+    mdp = nsrl.garnet(200, 3, 2, seed=1)
+    _, large = _pair(mdp)
+    with pytest.raises(NotCertifiedError, match="above the tolerance"):
+        large.value(nsrl.Deterministic(np.zeros(200, dtype=int)))
+
+
+def test_large_models_pick_the_iterative_method():
+    assert not ExactBackend(nsrl.garnet(400, 2, 2, seed=0)).dense
+    assert ExactBackend(nsrl.garnet(300, 2, 2, seed=0)).dense
