@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 N_ACTIONS, BRANCHING = 10, 2
+_clock = time.perf_counter  # --cpu: the process's CPU time (single-threaded work)
 
 
 def _rss_gib() -> float:
@@ -62,28 +63,28 @@ def task_nsrl(name: str, n: int) -> dict:
     if name != "build":  # compile (or load) the kernels on a small model first, untimed
         small = nsrl.garnet(400, N_ACTIONS, BRANCHING, seed=1)
         nsrl.loss(small, _random_policy(400))
-    t0 = time.perf_counter()
+    t0 = _clock()
     mdp = _garnet(n)
-    build = time.perf_counter() - t0
+    build = _clock() - t0
     out = {"build": build}
     if name == "eval":
-        t = time.perf_counter()
+        t = _clock()
         nsrl.evaluate(mdp, _random_policy(n))
-        out["seconds"] = time.perf_counter() - t
+        out["seconds"] = _clock() - t
     elif name == "vstar":
-        t = time.perf_counter()
+        t = _clock()
         nsrl.optimal_value(mdp)
-        out["seconds"], out["bound"] = time.perf_counter() - t, backend(mdp).v_star_bound
+        out["seconds"], out["bound"] = _clock() - t, backend(mdp).v_star_bound
     elif name == "loss":
         nsrl.optimal_value(mdp)
-        t = time.perf_counter()
+        t = _clock()
         out["loss"] = nsrl.loss(mdp, _random_policy(n))
-        out["seconds"] = time.perf_counter() - t
+        out["seconds"] = _clock() - t
     elif name == "api10":
         nsrl.optimal_value(mdp)
-        t = time.perf_counter()
+        t = _clock()
         hist = nsrl.run("api", nsrl.ExactGreedy(mdp), 10, rng=np.random.default_rng(0))
-        out["seconds"], out["final loss"] = time.perf_counter() - t, float(hist.losses[-1])
+        out["seconds"], out["final loss"] = _clock() - t, float(hist.losses[-1])
     elif name == "lstdq":
         from nsrl.envs import FiniteMDPVectorEnv
         from nsrl.greedy import LSTDQ
@@ -92,9 +93,9 @@ def task_nsrl(name: str, n: int) -> dict:
         LSTDQ(FiniteMDPVectorEnv(warm, num_envs=1), budget=1000, features="onehot").greedy(
             _random_policy(50), nsrl.Nu(), np.random.default_rng(0))
         op = LSTDQ(FiniteMDPVectorEnv(mdp, num_envs=1), budget=10**6, features="onehot")
-        t = time.perf_counter()
+        t = _clock()
         op.greedy(_random_policy(n), nsrl.Nu(), np.random.default_rng(0))
-        out["seconds"] = time.perf_counter() - t
+        out["seconds"] = _clock() - t
     elif name == "build":
         out["seconds"] = build
     else:
@@ -110,21 +111,21 @@ def task_vecenv(n: int) -> dict:
     warm = gym.make_vec("Garnet-v0", num_envs=8, n_states=50)  # numba compilation, untimed
     warm.reset(seed=0)
     warm.step(np.zeros(8, dtype=np.int64))
-    t = time.perf_counter()
+    t = _clock()
     envs = gym.make_vec("Garnet-v0", num_envs=4096, n_states=n, n_actions=N_ACTIONS,
                         branching=BRANCHING)
-    made = time.perf_counter() - t
+    made = _clock() - t
     rng = np.random.default_rng(0)
     actions = rng.integers(0, N_ACTIONS, (100, 4096))
     starts = rng.integers(0, n, (5, 4096))
     envs.reset(seed=0, options={"state": starts[0]})
     envs.step(actions[0])  # the packed transition table is built at the first step
-    t = time.perf_counter()
+    t = _clock()
     for k in range(100):
         if k % 20 == 0:
             envs.reset(options={"state": starts[k // 20]})
         envs.step(actions[k])
-    steps = time.perf_counter() - t
+    steps = _clock() - t
     return {"seconds": made, "transitions/s": 100 * 4096 / steps}
 
 
@@ -133,7 +134,7 @@ def task_mdptoolbox(name: str, n: int, dense: bool) -> dict:
     from hiive.mdptoolbox import mdp as tb
 
     garnet = _garnet(n)
-    t = time.perf_counter()
+    t = _clock()
     if dense:
         P = np.ascontiguousarray(garnet.P.transpose(1, 0, 2))
     else:
@@ -143,22 +144,24 @@ def task_mdptoolbox(name: str, n: int, dense: bool) -> dict:
     if name == "eval":
         pi = tb.PolicyIteration(P, R, garnet.gamma, skip_check=skip)
         pi.policy = _random_policy(n).actions
-        t = time.perf_counter()
+        t = _clock()
         pi._evalPolicyMatrix()
     elif name == "pi":
         solver = tb.PolicyIteration(P, R, garnet.gamma, skip_check=skip)
-        t = time.perf_counter()
+        t = _clock()
         solver.run()
     elif name == "vi":
         solver = tb.ValueIteration(P, R, garnet.gamma, epsilon=0.01, skip_check=skip)
-        t = time.perf_counter()
+        t = _clock()
         solver.run()
-    return {"seconds": time.perf_counter() - t}
+    return {"seconds": _clock() - t}
 
 
 def child(args) -> None:
     from threadpoolctl import threadpool_limits
 
+    global _clock
+    _clock = time.process_time if args.cpu else time.perf_counter
     with threadpool_limits(limits=1):
         if args.task == "vecenv":
             out = task_vecenv(args.n)
@@ -171,8 +174,11 @@ def child(args) -> None:
     print(json.dumps(out))
 
 
+CPU = False
+
+
 def run_task(task: str, n: int, timeout: float) -> dict:
-    cmd = [sys.executable, __file__, "--child", task, "--n", str(n)]
+    cmd = [sys.executable, __file__, "--child", task, "--n", str(n)] + (["--cpu"] if CPU else [])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -202,12 +208,19 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000,1000000")
     parser.add_argument("--baseline", default="auto", choices=("auto", "yes", "no"))
     parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--cpu", action="store_true",
+                        help="report CPU seconds of the (single-threaded) work instead of wall "
+                             "seconds: on a shared machine, what one idle core would take")
     args = parser.parse_args()
+    global CPU
+    CPU = args.cpu
     if args.child:
         args.task = args.child
         return child(args)
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"## Garnet(n_S, {N_ACTIONS}, {BRANCHING}), one core; seconds, peak RSS of the process\n")
+    clock = "CPU seconds" if CPU else "seconds"
+    print(f"## Garnet(n_S, {N_ACTIONS}, {BRANCHING}), one core; {clock}, peak RSS of the "
+          f"process\n")
     print("| n_S | build | eval | v* (bound) | loss | 10 API iterations | vector env: make | "
           "steps/s (4096 envs) | LSTD-Q 10^6 |")
     print("|---|---|---|---|---|---|---|---|---|")

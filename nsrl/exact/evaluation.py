@@ -40,6 +40,7 @@ from nsrl.policies import Deterministic, NonStationary, action_table, stationary
 
 DENSE_MAX_STATES = 300  # dense LU up to here; certified iterative solves above (measured)
 _MAX_PI_ITERATIONS = 10_000
+_EVAL_FRACTION = 10  # PI evaluates to 1/10 of the current Bellman residual
 
 
 class ExactBackend:
@@ -188,7 +189,7 @@ class ExactBackend:
         actions = np.argmax(q_values(mdp, mdp.terminal_value), axis=1)
         tol = np.inf
         for _ in range(_MAX_PI_ITERATIONS):
-            eval_tol = max(min(tol / 10, mdp.r_max / (1 - mdp.gamma)), target / 2)
+            eval_tol = max(min(tol / _EVAL_FRACTION, mdp.r_max / (1 - mdp.gamma)), target / 2)
             v = self._stationary(Deterministic(actions), tol=eval_tol / (1 - mdp.gamma))
             q = q_values(mdp, v)
             best = np.argmax(q, axis=1)
@@ -200,6 +201,7 @@ class ExactBackend:
             if not improve.any() and eval_tol <= target / 2:
                 break
             actions = np.where(improve, best, actions)
+            self._warm = q[n, actions]  # T_{pi'} v, one Bellman step: the next solve's start
         raise NotCertifiedError(
             f"policy iteration on {mdp!r} stopped at a Bellman residual of {residual:.3g}, "
             f"above {target:.3g}; use a smaller gamma."
