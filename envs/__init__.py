@@ -10,6 +10,9 @@ _WHERE = {
     "GarnetEnv": "nsrl.envs.garnet",
     "FiniteMDPVectorEnv": "nsrl.envs.vector",
     "GarnetVectorEnv": "nsrl.envs.vector",
+    "transition_table": "nsrl.envs.export",
+    "to_mdptoolbox": "nsrl.envs.export",
+    "to_mushroom": "nsrl.envs.export",
 }
 
 __all__ = sorted(_WHERE)

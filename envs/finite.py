@@ -11,7 +11,7 @@ from gymnasium import spaces
 from nsrl.model import kernels
 from nsrl.model.mdp import FiniteMDP
 
-from . import observations
+from . import observations, render
 from .model import ModelAccess, read_options
 
 
@@ -56,6 +56,9 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
     - ``observation``: ``"index"`` (default), ``"onehot"`` or ``"features"``.
     - ``backend``: kernel backend of ``sample``, ``"numba"``, ``"numpy"`` or None (see
       nsrl.model.kernels); ``step`` applies the same rule to one uniform, identical for both.
+    - ``render_mode``: None, ``"ansi"`` (a line: state, last action and reward) or
+      ``"rgb_array"`` (a map of the states, the current one in red), so that SB3's
+      ``PPO("MlpPolicy", "Garnet-v0")`` and Gymnasium's ``RecordVideo`` work.
 
     ## Version History
 
@@ -69,21 +72,22 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
         (4, 4)
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": list(render.RENDER_MODES), "render_fps": render.RENDER_FPS}
 
     def __init__(
         self,
         mdp: FiniteMDP | str,
         observation: str = "index",
         backend: str | None = None,
-        render_mode: None = None,
+        render_mode: str | None = None,
     ):
         self._init_model(mdp, observation, backend)
-        if render_mode is not None:
-            raise ValueError(f"render_mode should be None (no rendering), got {render_mode!r}.")
+        self.render_mode = render.check_render_mode(render_mode)
         self.observation_space = observations.single_space(self.mdp, observation)
         self.action_space = spaces.Discrete(self.mdp.n_actions)
         self.state = 0
+        self._last = (None, None)  # the last action and reward, for "ansi"
+        self._background = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start in ``options["state"]`` if given, else in a state drawn from nu."""
@@ -92,6 +96,7 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
         if state is None:
             state = kernels.start_states(self.mdp, 1, self.np_random)
         self.state = int(state[0])
+        self._last = (None, None)
         return self._observe(), {"state": self.state}
 
     def step(self, action):
@@ -105,7 +110,21 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
         if not 0 <= action < self.mdp.n_actions:
             raise ValueError(f"action should be in [0, {self.mdp.n_actions}), got {action}.")
         self.state, reward = kernels.step_one(self.mdp, self.state, int(action), self.np_random)
+        self._last = (int(action), reward)
         return self._observe(), reward, False, False, {"state": self.state}
+
+    def render(self):
+        """The current state, drawn as ``render_mode`` asks; None without a render mode.
+
+        ``"ansi"``: a line of text; ``"rgb_array"``: a map of the states (nsrl.envs.render).
+        """
+        if self.render_mode == "ansi":
+            return render.text(self.mdp.n_states, self.state, *self._last)
+        if self.render_mode == "rgb_array":
+            if self._background is None:
+                self._background = render.background(self.mdp)
+            return render.frame(self._background, self.mdp.n_states, self.state)
+        return None
 
     def _observe(self):
         if self.observation == "index":

@@ -67,6 +67,7 @@ class GarnetEnv(FiniteMDPEnv):
     - ``observation``: ``"index"``, ``"onehot"`` or ``"features"``.
     - ``backend``: kernel backend of ``sample``, ``"numba"``, ``"numpy"`` or None (see
       nsrl.model.kernels); ``step`` applies the same rule to one uniform, identical for both.
+    - ``render_mode``: None, ``"ansi"`` or ``"rgb_array"`` (see :class:`FiniteMDPEnv`).
 
     ## Version History
 
@@ -89,7 +90,7 @@ class GarnetEnv(FiniteMDPEnv):
         seed: int = 0,
         observation: str = "index",
         backend: str | None = None,
-        render_mode: None = None,
+        render_mode: str | None = None,
     ):
         mdp = cached_garnet(n_states, n_actions, branching, n_features, gamma, seed)
         super().__init__(mdp, observation, backend, render_mode)

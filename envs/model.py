@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import os
+from pathlib import Path
 
 import numpy as np
+from gymnasium.envs.registration import EnvSpec
 
 from nsrl.model import kernels
 from nsrl.model.mdp import FiniteMDP
@@ -27,7 +30,11 @@ class ModelAccess:
     def _init_model(self, mdp: FiniteMDP | str, observation: str, backend: str | None) -> None:
         if isinstance(mdp, str | os.PathLike):
             # A path keeps the env spec serialisable (JSON), e.g. for minari datasets.
-            mdp = FiniteMDP.load(mdp)
+            mdp = FiniteMDP.load(model_path(mdp))
+        elif isinstance(mdp, dict):  # the inline form a JSON spec holds (see ModelSpec)
+            from .export import from_dict
+
+            mdp = from_dict(mdp)
         if not isinstance(mdp, FiniteMDP):
             raise TypeError(
                 f"mdp should be an nsrl.FiniteMDP or the path (str) of one saved by "
@@ -38,6 +45,28 @@ class ModelAccess:
         self.observation = observations.check_mode(observation, mdp)
         self.backend = kernels.resolve_backend(backend) if backend is not None else None
         self._phi = observations.feature_table(mdp) if observation == "features" else None
+
+    @property
+    def spec(self) -> EnvSpec | None:
+        """The env's spec, which can always be written as JSON (see :class:`ModelSpec`)."""
+        return self.__dict__.get("_spec")
+
+    @spec.setter
+    def spec(self, spec: EnvSpec | None) -> None:
+        self._spec = ModelSpec.of(spec)
+
+    @property
+    def P(self) -> dict:  # noqa: N802 - Gymnasium's toy_text name
+        """The model as Gymnasium's toy_text table: ``P[s][a] = [(prob, s', reward, False)]``.
+
+        What planners written for FrozenLake or Taxi read (e.g. bettermdptools); built once
+        from the sparse successor lists (see :func:`nsrl.envs.export.transition_table`).
+        """
+        if "_table" not in self.__dict__:
+            from .export import transition_table
+
+            self._table = transition_table(self.mdp)
+        return self._table
 
     def sample(self, states, actions, rng: np.random.Generator):
         """Pure batched generative model; does not touch the env's own state or RNG.
@@ -57,6 +86,48 @@ class ModelAccess:
         """Observations of a batch of states (shape (n,) or (n, d)) in this env's mode."""
         states = kernels.check_indices("states", states, self.mdp.n_states)
         return observations.encode(states, self.mdp, self.observation, self._phi)
+
+
+def model_path(path) -> str:
+    """The file of a model given as a path: as given, or with ``.npz`` appended as numpy does.
+
+    ``nsrl garnet --out g`` writes ``g.npz``, so ``mdp="g"`` finds it.
+    """
+    path = Path(path)
+    if not path.exists() and path.suffix != ".npz" and path.with_name(path.name + ".npz").is_file():
+        path = path.with_name(path.name + ".npz")
+    return str(path)
+
+
+class ModelSpec(EnvSpec):
+    """An :class:`~gymnasium.envs.registration.EnvSpec` whose ``to_json`` takes any model.
+
+    ``mdp=`` given as a path is recorded as the absolute path of the file (a
+    ``pathlib.Path`` is not JSON); an in-memory ``FiniteMDP`` is written inline by
+    ``to_json`` (:func:`nsrl.envs.export.to_dict`, exact floats), so that ``minari`` can store
+    and recover the env of a dataset whatever form the model was given in.
+    """
+
+    @classmethod
+    def of(cls, spec: EnvSpec | None) -> EnvSpec | None:
+        """``spec`` as a ModelSpec, its ``mdp`` path made a plain absolute string."""
+        if spec is None or isinstance(spec, cls):
+            return spec
+        kwargs = dict(spec.kwargs)
+        if isinstance(kwargs.get("mdp"), str | os.PathLike):
+            kwargs["mdp"] = os.path.abspath(model_path(kwargs["mdp"]))
+        fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(EnvSpec) if f.init}
+        return cls(**{**fields, "kwargs": kwargs})
+
+    def to_json(self) -> str:
+        """The spec as JSON, an in-memory model inline."""
+        kwargs = dict(self.kwargs)
+        if isinstance(kwargs.get("mdp"), FiniteMDP):
+            from .export import to_dict
+
+            kwargs["mdp"] = to_dict(kwargs["mdp"])
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(EnvSpec) if f.init}
+        return EnvSpec(**{**fields, "kwargs": kwargs}).to_json()
 
 
 def check_state(value, n_states: int, size: int | None = None) -> np.ndarray:

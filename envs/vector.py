@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from nsrl.model import kernels
 from nsrl.model.mdp import FiniteMDP
 
-from . import observations
+from . import observations, render
 from .garnet import cached_garnet
 from .model import ModelAccess, read_vector_options
 
@@ -51,7 +52,8 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
         observation: "index" (MultiDiscrete of N state indices), "onehot" or "features".
         max_episode_steps: truncation horizon, None for never.
         backend: kernel backend, "numba", "numpy" or None (the default of nsrl.model.kernels).
-        render_mode: None (no rendering).
+        render_mode: None, "ansi" or "rgb_array": ``render()`` returns a tuple of N frames, as
+            ``SyncVectorEnv`` does (see :class:`nsrl.envs.FiniteMDPEnv`).
         autoreset_mode: an ``AutoresetMode`` or its value ("NextStep", "SameStep", "Disabled").
 
     ``reset(options={"state": s})`` starts every copy in state ``s`` (an int) or copy i in
@@ -67,7 +69,8 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
         (True, True)
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": list(render.RENDER_MODES), "render_fps": render.RENDER_FPS,
+                "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,
@@ -76,7 +79,7 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
         observation: str = "index",
         max_episode_steps: int | None = None,
         backend: str | None = None,
-        render_mode: None = None,
+        render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
     ):
         self._init_model(mdp, observation, backend)
@@ -88,8 +91,7 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
             raise ValueError(
                 f"max_episode_steps should be None or an int >= 1, got {max_episode_steps!r}."
             )
-        if render_mode is not None:
-            raise ValueError(f"render_mode should be None (no rendering), got {render_mode!r}.")
+        self.render_mode = render.check_render_mode(render_mode)
         self._autoreset_mode = mode = check_autoreset_mode(autoreset_mode)
         # Flags, not enum comparisons, in step: an enum attribute costs ~0.2 us per look-up.
         self._same_step = mode is AutoresetMode.SAME_STEP
@@ -98,7 +100,9 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         self.num_envs = int(num_envs)
         self.max_episode_steps = max_episode_steps
-        self.render_mode = None
+        self._needs_reset = True  # stepping before reset is Gymnasium's ResetNeeded
+        self._last_actions, self._last_rewards = None, None
+        self._background = None
         self.single_observation_space = observations.single_space(self.mdp, observation)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.single_action_space = spaces.Discrete(self.mdp.n_actions)
@@ -123,6 +127,11 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
         """
         super().reset(seed=seed)
         mask, states = read_vector_options(options, self.mdp.n_states, self.num_envs)
+        if mask is not None and self._needs_reset:
+            raise ResetNeeded('Cannot reset some copies (options["reset_mask"]) before '
+                              "resetting them all: call reset() first.")
+        self._needs_reset = False
+        self._last_actions = None
         if mask is None:
             if states is None:
                 states = kernels.start_states(self.mdp, self.num_envs, self.np_random)
@@ -140,6 +149,8 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
 
     def step(self, actions):
         """Step every copy with ``actions`` (int array of shape (N,))."""
+        if self._needs_reset:
+            raise ResetNeeded("Cannot call env.step() before calling env.reset()")
         actions = kernels.check_indices("actions", actions, self.mdp.n_actions, self.num_envs)
         done = self.prev_done  # only ever set under NEXT_STEP and DISABLED
         any_done = done.any()
@@ -167,6 +178,8 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
             final = None
             self.prev_done = truncated
         self.states = states
+        if self.render_mode == "ansi":
+            self._last_actions, self._last_rewards = actions.copy(), rewards.copy()
         info = {"state": states.copy(), "_state": self._every_copy}
         if final is not None:
             info.update(final)
@@ -193,6 +206,20 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
 
     def _observe(self) -> np.ndarray:
         return observations.encode(self.states, self.mdp, self.observation, self._phi)
+
+    def render(self) -> tuple | None:
+        """One frame per copy (a tuple, as ``SyncVectorEnv`` gives), or None without a mode."""
+        if self.render_mode == "ansi":
+            last = self._last_actions
+            return tuple(render.text(self.mdp.n_states, s, None if last is None else last[i],
+                                     None if last is None else self._last_rewards[i])
+                         for i, s in enumerate(self.states))
+        if self.render_mode == "rgb_array":
+            if self._background is None:
+                self._background = render.background(self.mdp)
+            return tuple(render.frame(self._background, self.mdp.n_states, s)
+                         for s in self.states)
+        return None
 
 
 class GarnetVectorEnv(FiniteMDPVectorEnv):
@@ -222,7 +249,7 @@ class GarnetVectorEnv(FiniteMDPVectorEnv):
         observation: str = "index",
         max_episode_steps: int | None = None,
         backend: str | None = None,
-        render_mode: None = None,
+        render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
     ):
         mdp = cached_garnet(n_states, n_actions, branching, n_features, gamma, seed)

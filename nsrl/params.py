@@ -251,11 +251,16 @@ _NAMES = {bool: ("a bool (true or false)", "bools (true or false)"), int: ("an i
           float: ("a finite float", "finite floats"), str: ("a string", "strings")}
 
 
+def _number(x) -> str:
+    """A bound as written: an int in full (``2147483647``), a float short (``1e+06``)."""
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
 def _bounds(rule: Rule) -> str:
-    low = (f"[{rule.ge:g}" if rule.ge is not None else f"({rule.gt:g}" if rule.gt is not None
-           else None)
-    high = (f"{rule.le:g}]" if rule.le is not None else f"{rule.lt:g})" if rule.lt is not None
-            else None)
+    low = (f"[{_number(rule.ge)}" if rule.ge is not None else f"({_number(rule.gt)}"
+           if rule.gt is not None else None)
+    high = (f"{_number(rule.le)}]" if rule.le is not None else f"{_number(rule.lt)})"
+            if rule.lt is not None else None)
     if low and high:
         return f" in {low}, {high}"
     if low:

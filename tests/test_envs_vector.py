@@ -305,3 +305,28 @@ def test_autoreset_mode_arguments_and_disabled_misuse():
         envs.step(np.zeros(3, dtype=int))
     envs.reset(options={"reset_mask": np.array([False, True, False])})
     assert envs.step(np.zeros(3, dtype=int))[3].all()  # none was left truncated: allowed
+
+
+def test_step_before_reset_raises_gymnasiums_reset_needed():
+    from gymnasium.error import ResetNeeded
+
+    envs = gym.make_vec("Garnet-v0", num_envs=3, n_states=10)
+    with pytest.raises(ResetNeeded, match="before calling env.reset"):
+        envs.step(np.zeros(3, dtype=int))
+    with pytest.raises(ResetNeeded, match="reset\\(\\) first"):
+        envs.reset(options={"reset_mask": np.array([True, False, False])})
+    envs.reset(seed=0)
+    envs.step(np.zeros(3, dtype=int))  # fine once reset
+
+
+@pytest.mark.parametrize("mode", ["ansi", "rgb_array"])
+def test_the_vector_env_renders_one_frame_per_copy_as_sync_does(mode):
+    mdp = nsrl.garnet(9, 2, 2, seed=0)
+    native = gym.make_vec("FiniteMDP-v0", num_envs=3, mdp=mdp, render_mode=mode)
+    native.reset(seed=0, options={"state": np.array([0, 4, 8])})
+    single = gym.make("FiniteMDP-v0", mdp=mdp, render_mode=mode)
+    frames = native.render()
+    assert isinstance(frames, tuple) and len(frames) == 3
+    for frame, state in zip(frames, [0, 4, 8], strict=True):
+        single.reset(options={"state": state})
+        assert np.array_equal(np.asarray(frame), np.asarray(single.render()))

@@ -78,3 +78,32 @@ def test_mdptoolbox_v_star_equals_nsrl_v_star(monkeypatch, tmp_path, capsys):
     assert [line.split()[0] for line in out.splitlines()] == [
         "Garnet(100,", "Garnet(300,", "FrozenLake-v1", "Taxi-v4"
     ]
+
+
+def test_minari_stores_and_recovers_an_env_made_from_an_in_memory_model(tmp_path, monkeypatch):
+    """The spec of FiniteMDP-v0 over a FiniteMDP object is JSON (the model inline): minari
+    writes the dataset (it used to fail with a JSON TypeError, leaving an empty folder)."""
+    minari = pytest.importorskip("minari")
+    import gymnasium as gym
+    import numpy as np
+    from minari.data_collector import EpisodeBuffer
+
+    import nsrl
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    mdp = nsrl.garnet(12, 2, 2, seed=5)
+    env = gym.make("FiniteMDP-v0", mdp=mdp, max_episode_steps=5)
+    obs, _ = env.reset(seed=0)
+    observations, actions, rewards = [obs], [], []
+    for a in (0, 1, 1, 0, 1):
+        obs, r, *_ = env.step(a)
+        observations.append(obs), actions.append(a), rewards.append(r)
+    buffer = EpisodeBuffer(id=0, observations=observations, actions=actions, rewards=rewards,
+                           terminations=[False] * 5, truncations=[False] * 4 + [True])
+    minari.create_dataset_from_buffers("nsrl/inline-v0", [buffer], env=env, eval_env=env,
+                                       algorithm_name="fixed", author="nsrl", author_email="-",
+                                       code_permalink="-", description="-", data_format="arrow")
+    recovered = minari.load_dataset("nsrl/inline-v0").recover_environment()
+    assert recovered.unwrapped.mdp == mdp
+    episode = next(minari.load_dataset("nsrl/inline-v0").iterate_episodes())
+    assert np.array_equal(episode.rewards, mdp.R[episode.observations[:-1], episode.actions])

@@ -16,8 +16,10 @@ models = {
     "Taxi-v4": nsrl.FiniteMDP.from_gymnasium(gym.make("Taxi-v4"), gamma=0.99),
 }
 for name, mdp in models.items():
-    # mdptoolbox takes P as (A, S, S) and R as (S, A); eval_type=0 solves each policy exactly.
-    solver = PolicyIteration(mdp.P.transpose(1, 0, 2), mdp.R, mdp.gamma, eval_type=0)
+    # mdptoolbox takes P as (A, S, S) and R as (S, A) (sparse=True: a list of per-action
+    # scipy.sparse matrices, for large models); eval_type=0 solves each policy exactly.
+    P, R = nsrl.envs.to_mdptoolbox(mdp)
+    solver = PolicyIteration(P, R, mdp.gamma, eval_type=0)
     solver.run()
     v_star = nsrl.optimal_value(mdp)
     gap = np.max(np.abs(np.asarray(solver.V) - v_star))

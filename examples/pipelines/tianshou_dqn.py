@@ -17,6 +17,7 @@ from tianshou.utils.net.common import Net
 import nsrl
 
 torch.manual_seed(0)
+np.random.seed(0)  # noqa: NPY002 - tianshou explores and samples replay from this RNG
 torch.set_num_threads(1)  # small nets: threads only contend
 GARNET = dict(n_states=20, n_actions=3, branching=2, gamma=0.9, seed=0, observation="onehot")
 make = lambda: gym.make("Garnet-v0", max_episode_steps=50, **GARNET)  # noqa: E731

@@ -2,10 +2,11 @@
 
 Every module of this package that defines ``add_parser(subparsers)`` adds its subcommands
 (found by :func:`pkgutil.iter_modules`, no list to keep up to date); each subcommand sets
-``func(args)``. Input errors (:class:`UsageError`) print one line on stderr and exit with
-status 2; a closed output pipe (``nsrl ... | head``) ends quietly with status 141 (128 +
-SIGPIPE, as a shell reports for a command cut off by its reader); any other exception is a
-bug and keeps its traceback.
+``func(args)``. Input errors (:class:`UsageError`) and errors of the environment (a full
+disk, a read-only or locked output folder: :func:`nsrl.experiments.safe_io.describe`) print
+one line on stderr and exit with status 2; a closed output pipe (``nsrl ... | head``) ends
+quietly with status 141 (128 + SIGPIPE, as a shell reports for a command cut off by its
+reader); any other exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -54,6 +55,14 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return 141
+    except OSError as exc:  # a full disk, a read-only folder, a locked one: not a bug
+        from nsrl.experiments.safe_io import describe
+
+        line = describe(exc)
+        if line is None:
+            raise
+        _say(f"nsrl: error: {line}")
+        return 2
 
 
 def _say(line: str) -> None:

@@ -14,6 +14,9 @@ import os
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+# As nsrl.experiments.accuracy.GAMMA_MAX (not imported: the CLI starts without the sweep code).
+GAMMA_MAX = 1 - 1e-6
+
 
 class UsageError(ValueError):
     """Bad command-line input: reported on one line, exit status 2."""
@@ -76,15 +79,16 @@ def npz_target(text: str, option: str = "--out") -> Path:
     Raises:
         UsageError: the path names a folder, or cannot be created or written.
     """
-    from nsrl.experiments.storage import check_folder
+    from nsrl.experiments.storage import check_folder, check_target
 
     path = Path(text if text.endswith(".npz") else text + ".npz")
+    with user_input():
+        check_folder(path.parent, f"{option} {text}")
+        check_target(path, f"{option} {text}")
     if text.endswith(("/", os.sep)) or Path(text).is_dir() or path.is_dir():
         folder = text.rstrip("/" + os.sep) or text
         raise UsageError(f"{option} {text} is a folder; give a file name, e.g. "
                          f"{option} {Path(folder) / 'garnet.npz'}.")
-    with user_input():
-        check_folder(path.parent, f"{option} {text}")
     return path
 
 
@@ -203,21 +207,33 @@ def parse_garnet(text: str) -> tuple[int, int, int]:
 
 def load_problem(args):
     """The FiniteMDP named by --garnet/--mdp-seed/--features/--gamma or --mdp."""
+    from nsrl.experiments.accuracy import check_problem
     from nsrl.model.garnet import garnet
     from nsrl.model.mdp import FiniteMDP
 
     if getattr(args, "mdp", None):
         try:
             with user_input():
-                return FiniteMDP.load(args.mdp)
+                mdp = FiniteMDP.load(args.mdp)
+                check_problem(mdp.gamma, mdp.r_max, f"--mdp {args.mdp}")
+                return mdp
         except FileNotFoundError as exc:
             raise UsageError(str(exc)) from None
     if not getattr(args, "garnet", None):
         raise UsageError("give the problem: --garnet S,A,B or --mdp FILE.npz.")
     s, a, b = parse_garnet(args.garnet)
     features = getattr(args, "features", None)
+    check_features(features, s)
     with user_input():
         return garnet(s, a, b, features, getattr(args, "gamma", 0.99), seed=args.mdp_seed)
+
+
+def check_features(features: int | None, n_states: int, option: str = "--features") -> None:
+    """Refuse more features than states: Phi has rank <= n_S, the rest is only memory."""
+    if features is not None and features > n_states:
+        raise UsageError(f"{option} {features} is more than the {n_states} states (Phi has rank "
+                         f"<= n_S: more features add nothing but memory and time); use "
+                         f"{option} {n_states} or fewer.")
 
 
 def add_problem_arguments(p: argparse.ArgumentParser) -> None:
@@ -229,8 +245,9 @@ def add_problem_arguments(p: argparse.ArgumentParser) -> None:
                    help="Garnet instance seed (default 0)")
     p.add_argument("--features", type=integer(1), default=None,
                    help="number of features p (S // 10)")
-    p.add_argument("--gamma", type=real(0, 1, low_open=True, high_open=True), default=0.99,
-                   help="discount (default 0.99)")
+    p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99,
+                   help="discount (default 0.99; at most 1 - 1e-6, beyond which exact solves "
+                   "are not accurate)")
 
 
 @contextlib.contextmanager

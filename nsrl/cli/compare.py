@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import sys
 
-from nsrl.cli import common
-from nsrl.cli.common import UsageError, integer, user_input
-from nsrl.cli.core import add_rollout_arguments
-from nsrl.greedy.registry import operator_names, options_for
+from nsrl.cli.common import (
+    UsageError,
+    add_operator_arguments,
+    add_problem_arguments,
+    check_sample_memory,
+    integer,
+    load_problem,
+    operator_options,
+    user_input,
+)
+from nsrl.cli.core import add_rollout_arguments, check_iterations
+from nsrl.greedy.registry import make_operator, operator_entry, operator_names, options_for
 
 
 def _split(text: str) -> list[str]:
@@ -40,14 +48,21 @@ def _names(option: str, text: str) -> list[str]:
 
 
 def _cmd_compare(args) -> int:
+    from nsrl.experiments.accuracy import check_losses
     from nsrl.experiments.compare import compare, load_sb3, plot, scheme_learner
+    from nsrl.experiments.locking import check_unlocked, locked
+    from nsrl.experiments.safe_io import atomic_path, make_folder, refuse_link, remove_made
     from nsrl.experiments.storage import check_folder
 
     schemes, operators = _names("--schemes", args.schemes), _names("--operators", args.operators)
-    given = common.operator_options(args, operators)
+    with user_input():
+        for op in operators:
+            operator_entry(op)  # an unknown name, before the flags are checked against it
+    given = operator_options(args, operators)
     with user_input():
         out = check_folder(args.out)
-        mdp = common.load_problem(args)
+        mdp = load_problem(args)
+        check_iterations(args.iterations, mdp)
         learners = {}
         per_operator = options_for(operators, given)
         for scheme in schemes:
@@ -58,14 +73,30 @@ def _cmd_compare(args) -> int:
             learners.update(load_sb3(_split(args.sb3)))
         per_call = max(1, args.budget // args.iterations)  # as scheme_learner draws them
         for op in operators:
-            common.check_sample_memory(op, mdp, per_call,
-                                f"--budget {args.budget} ({per_call:,} transitions per greedy "
-                                f"call, budget / iterations)", "lower --budget")
-    out.mkdir(parents=True, exist_ok=True)
-    df = compare(mdp, learners, args.budget, range(args.seed, args.seed + args.seeds),
-                 progress=lambda n, s: print(f"  {n} seed {s}", file=sys.stderr))
-    df.to_csv(out / "compare.csv", index=False)
-    plot(df, out / "compare.png", repr(mdp))
+            what = f"--budget {args.budget} ({per_call:,} transitions per greedy call, " \
+                   f"budget / iterations)"
+            check_sample_memory(op, mdp, per_call, what, "lower --budget")
+            if operator_entry(op).sample_based:  # a budget too small for one state, now
+                try:
+                    make_operator(op, mdp, **per_operator[op], samples=per_call)
+                except ValueError as exc:
+                    raise ValueError(f"{what} with {op}: {exc}") from None
+        for name in ("compare.csv", "compare.png"):
+            refuse_link(out / name)
+        check_unlocked(out)
+    made = make_folder(out)
+    try:
+        with locked(out):
+            df = compare(mdp, learners, args.budget, range(args.seed, args.seed + args.seeds),
+                         progress=lambda n, s: print(f"  {n} seed {s}", file=sys.stderr))
+            with user_input():  # an impossible loss is never written
+                check_losses(df["loss"], mdp.gamma, mdp.r_max, "the losses")
+            with atomic_path(out / "compare.csv") as tmp:
+                df.to_csv(tmp, index=False)
+            with atomic_path(out / "compare.png", ".png") as tmp:
+                plot(df, tmp, repr(mdp))
+    finally:
+        remove_made(made)  # nothing written (an error, Ctrl-C): no empty folder left
     final = df.sort_values("checkpoint").groupby(["learner", "seed"]).last()
     summary = final.groupby("learner", sort=False).agg(samples=("samples", "mean"),
                                                        loss=("loss", "mean"))
@@ -80,7 +111,7 @@ _DEFAULTS = {"--schemes": "api,cpi(0.1),nspi(5)", "--operators": "rollout-csc,ls
 def add_parser(subparsers) -> None:
     """Register ``nsrl compare``."""
     p = subparsers.add_parser("compare", help="exact loss vs samples: sample-based vs exact")
-    common.add_problem_arguments(p)
+    add_problem_arguments(p)
     p.add_argument("--schemes", default=_DEFAULTS["--schemes"], help="comma-separated schemes")
     p.add_argument("--operators", default=_DEFAULTS["--operators"],
                    help=", ".join(operator_names()))
@@ -88,7 +119,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--iterations", type=integer(1), default=20,
                    help="scheme iterations per run (20)")
     add_rollout_arguments(p)
-    common.add_operator_arguments(p, ["--noise", "--representation"], {
+    add_operator_arguments(p, ["--noise", "--representation"], {
         "--noise": "noise amplitude iota of the projected operator",
         "--representation": "state features of the sample-based operators (default: Phi)"})
     p.add_argument("--seeds", type=integer(1), default=3, help="runs per learner (3)")

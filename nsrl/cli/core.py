@@ -14,10 +14,12 @@ import sys
 import numpy as np
 
 from nsrl.cli.common import (
+    GAMMA_MAX,
     OPERATOR_FLAGS,
     UsageError,
     add_operator_arguments,
     add_problem_arguments,
+    check_features,
     check_sample_memory,
     integer,
     load_problem,
@@ -32,14 +34,23 @@ ORDER = 0  # listed first in ``nsrl --help``
 
 
 def _cmd_garnet(args) -> int:
+    from nsrl.experiments.safe_io import make_folder, output_error, remove_made
     from nsrl.model.garnet import garnet
 
-    path = npz_target(args.out)  # what numpy writes: --out noext writes noext.npz
+    check_features(args.features, args.states)
+    path = npz_target(args.out)  # what numpy writes: --out noext writes noext.npz; no link
     with user_input():
         mdp = garnet(args.states, args.actions, args.branching, args.features, args.gamma,
                      seed=args.seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mdp.save(path)
+    made = make_folder(path.parent)
+    try:  # mdp.save is atomic: an existing file stays whole until the new one is complete
+        path = mdp.save(path)
+    except OSError as exc:  # a full disk, a read-only folder: one line naming the file
+        remove_made(made)
+        raise output_error(exc, path) from None
+    except BaseException:
+        remove_made(made)
+        raise
     print(f"wrote {mdp!r} to {path}", file=sys.stderr)
     return 0
 
@@ -80,17 +91,34 @@ def add_rollout_arguments(p) -> None:
     add_operator_arguments(p, ROLLOUT_HELP, ROLLOUT_HELP)
 
 
+def check_iterations(iterations: int, mdp) -> None:
+    """Refuse ``--iterations`` whose history cannot fit in memory (ValueError).
+
+    Per iteration: the losses, memory, steps, samples and errors (8 bytes each) and the
+    scheme's output, a policy of at most n_S x n_A floats (PSDP, NSPI and CPI keep them all).
+    """
+    from nsrl.model.memory import check_memory
+
+    check_memory(iterations * (48 + 8 * mdp.n_states * mdp.n_actions),
+                 f"--iterations {iterations:,} (the history of every iteration)",
+                 "lower --iterations")
+
+
 def _cmd_run(args) -> int:
     from nsrl.engine import run
+    from nsrl.experiments.accuracy import check_losses
     from nsrl.schemes import make_scheme
 
     operator_options(args, [args.operator])  # before any work
     with user_input():
         scheme = make_scheme(args.scheme)
         mdp = load_problem(args)
+        check_iterations(args.iterations, mdp)
     operator = make_operator(args, mdp)
     hist = run(scheme, operator, args.iterations, rng=np.random.default_rng(args.seed), mdp=mdp,
                progress=not args.json and sys.stderr.isatty())
+    with user_input():  # an impossible loss is never printed
+        check_losses(hist.losses, mdp.gamma, mdp.r_max, f"{scheme.name}'s losses")
     if args.json:
         out = {
             "scheme": scheme.name,
@@ -100,7 +128,7 @@ def _cmd_run(args) -> int:
             "steps": [None if np.isnan(x) else float(x) for x in hist.steps],
             "samples": [int(x) for x in hist.samples],
         }
-        print(json.dumps(out))
+        print(json.dumps(out, allow_nan=False))
     else:
         print(f"{scheme.name} on {mdp!r}")
         for k in sorted({0, len(hist.losses) // 4, len(hist.losses) // 2, len(hist.losses) - 1}):
@@ -115,7 +143,7 @@ def add_parser(sub) -> None:
     p.add_argument("--actions", type=integer(1), required=True)
     p.add_argument("--branching", type=integer(1), required=True)
     p.add_argument("--features", type=integer(1), default=None)
-    p.add_argument("--gamma", type=real(0, 1, low_open=True, high_open=True), default=0.99)
+    p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99)
     p.add_argument("--seed", type=integer(0), required=True)
     p.add_argument("--out", required=True, help="file to write (.npz is appended if missing)")
     p.set_defaults(func=_cmd_garnet)

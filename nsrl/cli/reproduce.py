@@ -39,6 +39,7 @@ def add_parser(sub) -> None:
 
 
 def _cmd_reproduce(args) -> int:
+    from nsrl.experiments.accuracy import InaccurateResult
     from nsrl.experiments.registry import check_experiment, load_experiment, run_experiment
 
     options = dict(jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
@@ -63,7 +64,11 @@ def _cmd_reproduce(args) -> int:
         if not args.no_plot and (not rest or not variant):  # a lone sweep: partial report
             _plot(folder, quiet=bool(variant))
 
-    result = run_experiment(experiment, args.out, on_sweep=on_sweep, progress=True, **options)
+    try:  # the experiment's folder is locked for the whole run (and each variant's)
+        result = run_experiment(experiment, args.out, on_sweep=on_sweep, progress=True,
+                                **options)
+    except InaccurateResult as exc:  # the shards before it are kept; this one is not stored
+        raise UsageError(str(exc)) from None
     if experiment.variants and not result["complete"]:
         print(f"rerun with --resume to finish; {experiment.name}.md is written once every "
               f"variant is complete", file=sys.stderr)
@@ -79,29 +84,50 @@ def _say_written(written) -> None:
 
 
 def _cmd_plot(args) -> int:
-    from nsrl.experiments.registry import experiment_of
+    from nsrl.experiments.registry import experiment_of, write_analysis
 
     experiment = experiment_of(args.dir)
     if experiment is not None:  # a folder written by --preset <experiment with variants>
-        with user_input():
-            written = experiment.analysis(args.dir, experiment)
+        _check_complete(args.dir, experiment)
+        with user_input():  # atomically, under the folder's lock
+            written = write_analysis(args.dir, experiment)
         _say_written(written)
         return 0
     _plot(args.dir)
     return 0
 
 
+def _check_complete(out, experiment) -> None:
+    """Refuse an experiment's combined table over unfinished variants.
+
+    Such a table would set the verdicts of a few shards under the whole protocol's header.
+    """
+    from nsrl.experiments.presets import Shard
+
+    for name, sweep in experiment.sweeps().items():
+        folder = experiment.folder(out, name)
+        found = {Shard.from_name(p.stem) for p in (folder / "shards").glob("*.parquet")}
+        have = sum(sweep.has_shard(s) for s in found if s is not None)
+        total = len(sweep.shards())
+        if have < total:
+            raise UsageError(f"{folder} has {have}/{total} shards: the {experiment.name} table "
+                             f"compares finished variants only; finish them with `nsrl "
+                             f"reproduce --preset {experiment.name} --out {out} --resume`, or "
+                             f"`nsrl plot {folder}` for that variant alone.")
+
+
 def _plot(out, quiet: bool = False) -> None:
     import pandas as pd
 
     from nsrl.experiments.observations import markdown_table
-    from nsrl.experiments.report import NoIntactShard, write_report
+    from nsrl.experiments.registry import write_sweep_report
+    from nsrl.experiments.report import NoIntactShard
     from nsrl.experiments.storage import open_results
 
     with user_input():
         open_results(out)  # a folder nsrl reproduce wrote, or a one-line error
-    try:
-        written, coverage = write_report(out)
+    try:  # atomically, under the folder's lock, never through a link
+        written, coverage = write_sweep_report(out)
     except NoIntactShard as exc:  # nothing to plot (the message says why); not a bug
         raise UsageError(str(exc)) from None
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nsrl.experiments.accuracy import GAMMA_MAX
 from nsrl.greedy.model_based import ProjectedGreedy
 from nsrl.greedy.registry import FEATURES, operator_entry, operator_names
 from nsrl.params import conform_fields, spec
@@ -61,6 +62,8 @@ class Shard:
 # Each shard is a file and an entry of the runner's lists: a million is far beyond any
 # protocol (the paper's has 810) and still fits in memory.
 MAX_SHARDS = 1_000_000
+# Sizes are stored as int32 columns (nsrl.experiments.runner.compute_shard).
+INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -75,16 +78,17 @@ class Sweep:
     """
 
     name: str = "paper"
-    n_states: tuple[int, ...] = spec((50, 100, 200), ge=1, distinct=True)
-    n_actions: tuple[int, ...] = spec((2, 5, 10), ge=1, distinct=True)
-    branching: tuple[int, ...] = spec((1, 2, 10), ge=1, distinct=True)
+    # sizes are stored as int32 columns (nsrl.experiments.runner.compute_shard)
+    n_states: tuple[int, ...] = spec((50, 100, 200), ge=1, le=INT32_MAX, distinct=True)
+    n_actions: tuple[int, ...] = spec((2, 5, 10), ge=1, le=INT32_MAX, distinct=True)
+    branching: tuple[int, ...] = spec((1, 2, 10), ge=1, le=INT32_MAX, distinct=True)
     n_mdps: int = spec(30, ge=1)
     n_runs: int = spec(30, ge=1)
     n_iterations: int = spec(100, ge=1)
     schemes: tuple[str, ...] = spec(PAPER_SCHEMES)
     noise: float = _PROJECTED["noise"].field()
     n_features: int | None = spec(None, ge=1)  # None: n_S // 10, as in the paper
-    gamma: float = spec(0.99, gt=0, lt=1)
+    gamma: float = spec(0.99, gt=0, le=GAMMA_MAX)  # accurate exact solves
     seed: int = spec(2014, ge=0)
     # The readings of what the paper leaves unsaid (docs/decisions.md, docs/fidelity.md):
     # the projected operator's noise model and constant feature, how CPI+ scores its
@@ -112,6 +116,10 @@ class Sweep:
         if n_shards > MAX_SHARDS:
             raise ValueError(f"the sweep has {n_shards:,} shards (instances x n_mdps), more than "
                              f"{MAX_SHARDS:,}; lower n_mdps or the grid.")
+        if self.n_features is not None and self.n_features > min(self.n_states):
+            raise ValueError(f"sweep field 'n_features': {self.n_features} is more than n_states "
+                             f"= {min(self.n_states)} (Phi has rank <= n_S: more features add "
+                             f"nothing but memory); e.g. n_features = {min(self.n_states)}.")
         if "features" not in operator_entry(self.operator).params and \
                 self.representation != "phi":
             raise ValueError(f"sweep field 'representation': the {self.operator} operator "

@@ -101,9 +101,18 @@ def experiment_of(folder) -> Experiment | None:
 
 
 def check_experiment(experiment: Experiment, out, **options) -> None:
-    """Raise ValueError for anything that would make :func:`run_experiment` fail; write nothing."""
-    from nsrl.experiments.runner import check_run
+    """Raise ValueError for anything that would make :func:`run_experiment` fail; write nothing.
 
+    An experiment with variants also needs ``out`` itself writable and not locked by another
+    process (it holds the variants' folders and the combined table).
+    """
+    from nsrl.experiments.locking import check_unlocked
+    from nsrl.experiments.runner import check_run
+    from nsrl.experiments.storage import check_folder
+
+    if experiment.variants:
+        check_folder(out)
+        check_unlocked(out)
     for variant, sweep in experiment.sweeps().items():
         check_run(sweep, experiment.folder(out, variant), **options)
 
@@ -112,12 +121,15 @@ def run_experiment(experiment: Experiment, out, *, report: bool = True, on_sweep
                    **options) -> dict:
     """Run every sweep of ``experiment`` into ``out``, then its analysis once all are complete.
 
-    Everything is checked (:func:`check_experiment`) before anything is written.
+    Everything is checked (:func:`check_experiment`) before anything is written. Each sweep's
+    folder is locked while it runs (:func:`nsrl.experiments.runner.run_sweep`); an experiment
+    with variants also holds the lock of ``out`` for the whole run, and a start that wrote
+    nothing removes the folders it made (never anything else).
 
     Args:
         experiment: from :func:`load_experiment`.
         out: the results folder (each variant in ``out/<variant>``).
-        report: write the report of each folder (:mod:`nsrl.experiments.report`): every
+        report: write the report of each folder (:func:`write_sweep_report`): every
             variant's once complete, a lone sweep's also on a partial run.
         on_sweep: ``on_sweep(variant, folder, result)`` after each sweep (the command line
             prints its progress and report there); it replaces the default report.
@@ -126,11 +138,29 @@ def run_experiment(experiment: Experiment, out, *, report: bool = True, on_sweep
     Returns:
         ``{"sweeps": {variant: run_sweep's result}, "complete": bool, "written": [paths]}``;
         ``written`` holds the analysis' files once every sweep is complete.
+
+    Raises:
+        nsrl.experiments.accuracy.InaccurateResult: a shard's losses cannot be right (it is
+            not stored; the shards before it are kept).
     """
-    from nsrl.experiments.report import write_report
-    from nsrl.experiments.runner import run_sweep
+    from nsrl.experiments.locking import locked
+    from nsrl.experiments.safe_io import make_folder, remove_made
 
     check_experiment(experiment, out, **{k: v for k, v in options.items() if k != "progress"})
+    if not experiment.variants:
+        return _run_sweeps(experiment, out, report, on_sweep, options)
+    made = make_folder(out)
+    try:
+        with locked(out):
+            return _run_sweeps(experiment, out, report, on_sweep, options)
+    finally:
+        remove_made(made)  # a failed start: the folders it made, if still empty
+
+
+def _run_sweeps(experiment: Experiment, out, report: bool, on_sweep, options: dict) -> dict:
+    """:func:`run_experiment` once it is checked (and ``out`` locked, with variants)."""
+    from nsrl.experiments.runner import run_sweep
+
     results = {}
     for variant, sweep in experiment.sweeps().items():
         folder = experiment.folder(out, variant)
@@ -138,7 +168,55 @@ def run_experiment(experiment: Experiment, out, *, report: bool = True, on_sweep
         if on_sweep is not None:
             on_sweep(variant, folder, result)
         elif report and (result["done"] == result["total"] or not variant):
-            write_report(folder)  # a lone sweep's report also covers a partial run
+            write_sweep_report(folder)  # a lone sweep's report also covers a partial run
     complete = all(r["done"] == r["total"] for r in results.values())
-    written = experiment.analysis(out, experiment) if complete and experiment.analysis else []
+    written = write_analysis(out, experiment) if complete and experiment.analysis else []
     return {"sweeps": results, "complete": complete, "written": written}
+
+
+# What a sweep's report reads in its results folder (linked into the staging folder).
+REPORT_INPUTS = ("manifest.json", "shards", "sessions.jsonl")
+
+
+def write_sweep_report(folder):
+    """Write a sweep folder's report (:func:`nsrl.experiments.report.write_report`) safely.
+
+    The folder's lock is held, and the report is written in a private staging folder, then
+    each file is moved over its target atomically: an interrupted report leaves the earlier
+    one whole, and a link planted at a target is refused, never written through.
+
+    Returns:
+        ``(written paths in folder, coverage)`` as ``write_report``.
+
+    Raises:
+        nsrl.experiments.report.NoIntactShard: nothing to report on (the message names
+            ``folder``).
+    """
+    from nsrl.experiments.locking import locked
+    from nsrl.experiments.report import NoIntactShard, write_report
+    from nsrl.experiments.safe_io import staging
+
+    folder = Path(folder)
+    stage = None
+    try:
+        with locked(folder, "nsrl plot:"), staging(folder, REPORT_INPUTS) as stage:
+            written, coverage = write_report(stage)
+    except NoIntactShard as exc:  # name the folder, not the staging folder
+        message = str(exc) if stage is None else str(exc).replace(str(stage), str(folder))
+        raise NoIntactShard(message) from None
+    return [folder / p.name for p in written], coverage
+
+
+def write_analysis(out, experiment: Experiment) -> list[Path]:
+    """Run ``experiment``'s analysis on ``out`` safely (as :func:`write_sweep_report`).
+
+    The variants' folders (or a lone sweep's results) are linked into the staging folder,
+    where the analysis reads them.
+    """
+    from nsrl.experiments.locking import locked
+    from nsrl.experiments.safe_io import staging
+
+    inputs = tuple(experiment.variants) or REPORT_INPUTS
+    with locked(out, "nsrl plot:"), staging(out, inputs) as stage:
+        written = experiment.analysis(stage, experiment)
+    return [Path(out) / Path(p).name for p in written]

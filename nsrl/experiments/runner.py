@@ -8,6 +8,7 @@ or the order in which shards finish.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import socket
@@ -21,9 +22,12 @@ from threadpoolctl import threadpool_limits
 
 from nsrl.batched.registry import has_engine
 from nsrl.engine import BATCHED_MAX_STATES, OperatorSpec, run
+from nsrl.experiments.accuracy import check_losses
+from nsrl.experiments.locking import locked
 from nsrl.experiments.presets import Shard, Sweep
+from nsrl.experiments.safe_io import make_folder, remove_made
 from nsrl.experiments.storage import Store, check_out
-from nsrl.greedy.registry import operator_entry
+from nsrl.greedy.registry import make_operator, operator_entry
 from nsrl.model.garnet import default_features, garnet, garnet_nbytes
 from nsrl.model.memory import available_memory, check_memory
 from nsrl.schemes import register_scheme
@@ -132,6 +136,8 @@ def check_run(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
         raise ValueError(f"a scheduler address is for --backend dask, got --backend {backend}; "
                          f"add --backend dask or drop --scheduler.")
     check_out(out, sweep, resume)
+    if sweep.sampled:
+        check_budgets(sweep)
     if backend != "dask":  # Dask workers run elsewhere, with their own memory
         largest = max(sweep.shards(), key=lambda s: (s.n_states, s.n_actions))
         workers = 1 if backend == "sequential" else min(jobs, len(sweep.shards()))
@@ -146,24 +152,67 @@ def check_run(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
         check_scheduler(scheduler)
 
 
+def check_budgets(sweep: Sweep) -> None:
+    """Raise ValueError if a shard's transitions per greedy call are too few for its operator.
+
+    The operator is built for the smallest budget of each n_A on a two-state stand-in (what
+    it refuses depends on n_A and its rollout settings, not on the model).
+    """
+    for A in sweep.n_actions:
+        shard = Shard(min(sweep.n_states), A, 1, 0)
+        stand_in = garnet(min(2, shard.n_states), A, 1, 1, sweep.gamma, seed=0)
+        try:
+            make_operator(sweep.operator, stand_in, **sweep.operator_options(shard))
+        except ValueError as exc:
+            raise ValueError(
+                f"sweep field 'samples_per_pair': {sweep.samples_per_pair} x n_S "
+                f"{shard.n_states} x n_A {A} = {sweep.budget(shard)} transitions per greedy "
+                f"call are too few for {sweep.operator} ({str(exc).rstrip('.')}); raise "
+                f"samples_per_pair."
+            ) from None
+
+
 def check_scheduler(address: str | None, timeout: float = 10.0) -> None:
-    """Raise ValueError unless dask.distributed is installed and a scheduler answers there."""
+    """Raise ValueError unless dask.distributed is installed and a scheduler with workers answers.
+
+    The scheduler is asked who it is (its ``identity``) within ``timeout`` seconds: a service
+    that is not Dask, or a scheduler with no worker (joblib would wait for one and fail
+    later), is refused at once.
+    """
     if not address:
         raise ValueError("--backend dask needs --scheduler ADDRESS (e.g. tcp://host:8786).")
     try:
-        from distributed import Client
-        from distributed.comm import parse_address, parse_host_port
+        from distributed import comm
     except ImportError:
         raise ValueError("--backend dask needs dask.distributed, which is not installed: "
                          "pip install 'nsrl[dask]'.") from None
     try:
-        protocol, location = parse_address(address)
+        protocol, location = comm.parse_address(address)
         if protocol == "tcp":  # a refused or unknown host fails here at once, not at timeout
-            socket.create_connection(parse_host_port(location), timeout=timeout).close()
-        Client(address, timeout=timeout).close()
-    except (OSError, ValueError, TypeError) as exc:
-        raise ValueError(f"cannot reach a dask scheduler at {address!r} ({exc}); start one "
+            socket.create_connection(comm.parse_host_port(location), timeout=timeout).close()
+        identity = asyncio.run(asyncio.wait_for(_identity(address, timeout), timeout))
+    except (OSError, ValueError, TypeError) as exc:  # TimeoutError is an OSError
+        why = f"no answer within {timeout:g} s" if isinstance(exc, TimeoutError) else exc
+        raise ValueError(f"cannot reach a dask scheduler at {address!r} ({why}); start one "
                          f"(`dask scheduler`) or correct --scheduler.") from None
+    if not isinstance(identity, dict) or identity.get("type") != "Scheduler":
+        raise ValueError(f"{address!r} answers but is not a dask scheduler; correct "
+                         f"--scheduler (a `dask scheduler` prints its address).")
+    if not identity.get("workers"):
+        raise ValueError(f"the dask scheduler at {address!r} has no worker; start some "
+                         f"(`dask worker {address}`) and run again.")
+
+
+async def _identity(address: str, timeout: float):
+    """The scheduler's answer to the ``identity`` request (who it is, its workers)."""
+    from distributed.comm import connect
+
+    stream = await connect(address, timeout=timeout)
+    try:
+        await stream.write({"op": "identity", "reply": True})
+        return await stream.read()
+    finally:
+        stream.abort()
 
 
 def _parallel(jobs: int, backend: str, scheduler: str | None):
@@ -191,8 +240,10 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
               limit: int | None = None) -> dict:
     """Compute every missing shard of ``sweep`` into the folder ``out``.
 
-    Everything is checked (:func:`check_run`) before anything is written, and a start that
-    fails before its first shard leaves no manifest behind.
+    Everything is checked (:func:`check_run`) before anything is written; the folder's lock
+    is held for the whole run (a second writer is refused, naming this one); a start that
+    fails before its first shard leaves nothing it created behind, and nothing else is
+    ever removed.
 
     Args:
         sweep: the sweep (see :mod:`nsrl.experiments.presets`).
@@ -214,6 +265,16 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     if slow:
         warnings.warn(f"no batched engine for {', '.join(slow)}: its runs use the reference "
                       f"nsrl.run engine (exact, slower)", stacklevel=2)
+    made = make_folder(out)
+    try:
+        with locked(out):
+            return _run_locked(sweep, out, jobs, backend, scheduler, resume, progress, limit)
+    finally:
+        remove_made(made)  # a failed start: the folders it made, if still empty
+
+
+def _run_locked(sweep, out, jobs, backend, scheduler, resume, progress, limit) -> dict:
+    """:func:`run_sweep` once the output folder exists and its lock is held."""
     store = Store(out, sweep, resume=resume)
     shards = sweep.shards()
     todo = [s for s in shards if not store.is_done(s)]
@@ -256,6 +317,7 @@ def _compute(store, sweep, todo, intact, jobs, backend, scheduler, progress, ses
         added = added_entries(sweep.schemes)
         for shard, columns, cpu in parallel(delayed(compute_shard)(sweep.to_dict(), s, added)
                                             for s in todo):
+            check_losses(columns["loss"], sweep.gamma, 1.0, f"the losses of shard {shard.name}")
             store.write(shard, columns)
             written.append(shard.name)
             store.log_session({"event": "shard", "session": session, "shard": shard.name,

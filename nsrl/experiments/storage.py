@@ -10,19 +10,22 @@ Why Parquet: a typed, compressed, columnar table (19.4 M rows for the paper's pr
 would be over 1 GB of CSV, ~170 MB here), read by pandas/pyarrow/polars/R without pickle,
 carrying its own metadata (each shard stores its key and a checksum of its values).
 
-A shard is written to a temporary file in the same folder, fsynced, then renamed: a reader
-sees either nothing or a complete file. A shard counts as done only if it reads, names the
-right key and sweep, and its checksum matches; anything else is recomputed on --resume and
-left out (and reported) by the statistics. A start that fails before any shard is written
-removes the manifest it wrote (:meth:`Store.discard`), so the rerun needs no --resume.
+Every file is written to a temporary file in the same folder, fsynced, then renamed
+(:mod:`nsrl.experiments.safe_io`): a reader sees either the old file or a complete new one.
+A shard counts as done only if it reads, names the right key and sweep, and its checksum
+matches; anything else is recomputed on --resume and left out (and reported) by the
+statistics. Before a shard is read, the row count and sizes its footer declares are checked,
+so a small file cannot make the reader allocate gigabytes. A start that fails before any shard
+is written removes what it created, and only that (:meth:`Store.discard`), so the rerun needs
+no --resume. One process at a time writes a folder (:mod:`nsrl.experiments.locking`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -30,7 +33,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nsrl.experiments.locking import check_unlocked
 from nsrl.experiments.presets import Shard, Sweep
+from nsrl.experiments.safe_io import (
+    TMP_PREFIX,
+    append_line,
+    name_too_long,
+    remove_made,
+    write_bytes,
+)
+from nsrl.model.memory import available_memory, format_bytes
 
 COLUMNS = ("n_states", "n_actions", "branching", "mdp", "run", "scheme", "iteration", "loss",
            "memory", "step")
@@ -38,20 +50,21 @@ COLUMNS = ("n_states", "n_actions", "branching", "mdp", "run", "scheme", "iterat
 # transitions drawn so far and the greedy error rho (T v - T_{pi'} v) of each call.
 SAMPLED_COLUMNS = ("operator", "representation", "samples", "error")
 _META = b"nsrl.shard"
+# What nsrl reproduce and nsrl plot write in a results folder besides the manifest: a folder
+# without a manifest that holds one of these holds someone else's files, which a run must not
+# append to or overwrite.
+OWN_FILES = ("sessions.jsonl", "summary.md", "stats*.csv", "exp*.png", "observations.csv",
+             "loss_vs_samples.png")
+# Temporary shard files of nsrl versions before the safe_io module: .<shard>.parquet.tmp-<pid>
+_OLD_TMP = re.compile(r"\..+\.parquet\.tmp-\d+")
+# Declared uncompressed bytes per row a shard may hold (8 numeric columns of at most 8 bytes,
+# a scheme name, and for sampled sweeps two more names and two numbers), with room to spare.
+_MAX_ROW_BYTES = 1024
 
 
 def columns_of(sweep: Sweep) -> tuple[str, ...]:
     """The columns of ``sweep``'s shards."""
     return COLUMNS + (SAMPLED_COLUMNS if sweep.sampled else ())
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def checksum(columns: dict) -> str:
@@ -73,14 +86,86 @@ def check_folder(out, label: str | None = None) -> Path:
     """
     out = Path(out)
     label = label or f"--out {out}"
+    long = name_too_long(out)
+    if long is not None:
+        raise ValueError(f"{label}: the name {long[:20]}... ({len(long)} characters) is longer "
+                         f"than the file system allows; choose a shorter one.")
+    if out.is_symlink():
+        raise ValueError(f"{label}: {out} is a symbolic link; nsrl does not write through "
+                         f"links: remove the link or choose another path.")
     existing = next(p for p in (out, *out.parents) if p.exists() or p == Path(p.anchor))
     if not existing.is_dir():
         where = "is a file" if existing == out else f"lies under {existing}, which is a file"
         raise ValueError(f"{label}: {out} {where}, not a folder; choose another path.")
+    fs = _statvfs(existing)
+    if fs is not None and fs.f_flag & getattr(os, "ST_RDONLY", 1):
+        raise ValueError(f"{label}: {existing} is on a read-only file system; choose a folder "
+                         f"you can write to.")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"{label}: cannot write in {existing} (permission denied); choose a "
                          f"folder you can write to.")
+    if fs is not None and fs.f_bavail * fs.f_frsize < 2**20:
+        raise ValueError(f"{label}: the disk of {existing} is full ("
+                         f"{format_bytes(fs.f_bavail * fs.f_frsize)} free); free some space or "
+                         f"choose a folder on another disk.")
     return out
+
+
+def check_target(path, label: str) -> Path:
+    """``path`` as a Path if a file can be saved there: a short enough name, not a link.
+
+    Raises:
+        ValueError: the message starts with ``label``.
+    """
+    path = Path(path)
+    long = name_too_long(path)
+    if long is not None:
+        raise ValueError(f"{label}: the name {long[:20]}... ({len(long)} characters) is longer "
+                         f"than the file system allows; choose a shorter one.")
+    if path.is_symlink():
+        raise ValueError(f"{label}: {path} is a symbolic link; nsrl does not write through "
+                         f"links: remove the link or choose another path.")
+    return path
+
+
+def _statvfs(folder: Path):
+    try:
+        return os.statvfs(folder)
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        return None
+
+
+def read_manifest(out) -> tuple[dict, Sweep | None]:
+    """The manifest of ``out`` and the sweep its fields describe (None if they describe none).
+
+    Raises:
+        ValueError: the file is not a manifest nsrl wrote (unreadable, not JSON, keys missing).
+    """
+    manifest = Path(out) / "manifest.json"
+    try:
+        data = json.loads(manifest.read_text())
+        data["fingerprint"], data["sweep"]  # noqa: B018 - both keys must be there
+        if not isinstance(data["sweep"], dict):
+            raise TypeError("its 'sweep' is not a table")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{manifest} is not a manifest written by nsrl reproduce "
+                         f"({exc!r}); choose another --out folder.") from None
+    try:
+        sweep = Sweep.from_dict(data["sweep"])
+    except (ValueError, TypeError):
+        sweep = None
+    if sweep is not None and sweep.fingerprint() != data["fingerprint"]:
+        sweep = None  # edited fields: they no longer describe the results the file vouches for
+    return data, sweep
+
+
+def _foreign_files(out: Path) -> list[str]:
+    """Files of ``out`` that nsrl reproduce would write, in a folder without a manifest."""
+    found = sorted({p.name for pattern in OWN_FILES for p in out.glob(pattern)})
+    shards = out / "shards"
+    if shards.is_dir() and any(shards.iterdir()):
+        found.append("shards/")
+    return found
 
 
 def check_out(out, sweep: Sweep, resume: bool = False) -> None:
@@ -90,15 +175,17 @@ def check_out(out, sweep: Sweep, resume: bool = False) -> None:
     folder holding another sweep, or this sweep without ``resume``.
     """
     out = check_folder(out)
+    check_unlocked(out)
     manifest = out / "manifest.json"
     if not manifest.exists():
+        foreign = _foreign_files(out) if out.is_dir() else []
+        if foreign:
+            raise ValueError(f"{out} holds {', '.join(foreign)} but no manifest.json: nsrl "
+                             f"reproduce would write over files it did not create; choose an "
+                             f"empty or new --out folder.")
         return
-    try:
-        old = json.loads(manifest.read_text())
-        fingerprint, fields = old["fingerprint"], old["sweep"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{manifest} is not a manifest written by nsrl reproduce ({exc!r}); "
-                         f"choose another --out folder.") from None
+    old, _ = read_manifest(out)
+    fingerprint, fields = old["fingerprint"], old["sweep"]
     if fingerprint != sweep.fingerprint():
         diff = sorted(k for k, v in sweep.to_dict().items()
                       if fields.get(k) != v and k != "name")
@@ -124,6 +211,18 @@ def read_shard(path, sweep: Sweep) -> tuple[pa.Table | None, str | None]:
     shard = Shard.from_name(path.stem)
     if shard is None or not sweep.has_shard(shard):
         return None, "not a shard of this sweep"
+    expected = sweep.n_runs * len(sweep.schemes) * sweep.n_iterations
+    try:  # the footer only: what the file declares, before anything is allocated for it
+        footer = pq.read_metadata(path)
+        declared = sum(footer.row_group(i).total_byte_size for i in range(footer.num_row_groups))
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is a partial/corrupt shard
+        return None, f"unreadable ({type(exc).__name__})"
+    if footer.num_rows != expected:
+        return None, f"{footer.num_rows} rows instead of {expected}"
+    free = available_memory()
+    if declared > _MAX_ROW_BYTES * max(expected, 1) or (free is not None and declared > free):
+        return None, (f"declares {format_bytes(declared)} for {expected} rows (a shard "
+                      f"holds at most {format_bytes(_MAX_ROW_BYTES * expected)})")
     try:
         table = pq.read_table(path)
         columns = {k: table.column(k).to_numpy() for k in columns_of(sweep)}
@@ -135,7 +234,6 @@ def read_shard(path, sweep: Sweep) -> tuple[pa.Table | None, str | None]:
             raise ValueError
     except (KeyError, ValueError):
         return None, "no nsrl checksum in its metadata (not written by nsrl reproduce)"
-    expected = sweep.n_runs * len(sweep.schemes) * sweep.n_iterations
     key = {"n_states": shard.n_states, "n_actions": shard.n_actions,
            "branching": shard.branching, "mdp": shard.mdp}
     if meta.get("shard") != shard.name:
@@ -155,10 +253,13 @@ class Store:
     """An output folder bound to one sweep.
 
     Args:
-        out: the folder (created if missing).
+        out: the folder (created if missing). The caller holds its lock
+            (:func:`nsrl.experiments.locking.locked`) while the Store writes.
         sweep: the sweep whose results it holds.
         resume: continue a folder that already holds this sweep. Without it, a folder with a
             manifest is refused (nothing is overwritten); with it, a different sweep is refused.
+            A manifest whose fields were edited but whose fingerprint is this sweep's is
+            rewritten from ``sweep`` (the shards vouch for the fingerprint, not the fields).
     """
 
     def __init__(self, out, sweep: Sweep, resume: bool = False):
@@ -166,30 +267,33 @@ class Store:
         self.out, self.sweep = Path(out), sweep
         self.shard_dir = self.out / "shards"
         self.manifest = manifest = self.out / "manifest.json"
-        # the folders this Store creates, innermost first (what discard() may remove)
+        self.sessions = self.out / "sessions.jsonl"
+        # what this Store creates (what discard() may remove), innermost folders first
         self._made = [p for p in (self.shard_dir, self.out, *self.out.parents) if not p.exists()]
+        self._files = [p for p in (manifest, self.sessions) if not p.exists()]
         self.shard_dir.mkdir(parents=True, exist_ok=True)
-        for tmp in self.shard_dir.glob(".*.tmp-*"):  # leftovers of a killed writer
-            tmp.unlink()
+        for tmp in self.shard_dir.iterdir():  # leftovers of a killed writer (we hold the lock)
+            if tmp.name.startswith(TMP_PREFIX) or _OLD_TMP.fullmatch(tmp.name):
+                tmp.unlink()
         self.created = not manifest.exists()  # this Store started the folder's sweep
-        if self.created:
+        self.repaired = not self.created and read_manifest(self.out)[1] is None
+        if self.created or self.repaired:
             data = {"sweep": sweep.to_dict(), "fingerprint": sweep.fingerprint(),
                     "shards": len(sweep.shards()), "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
-            _atomic_write_bytes(manifest, json.dumps(data, indent=2).encode())
+            write_bytes(manifest, json.dumps(data, indent=2).encode())
 
     def discard(self) -> None:
-        """Undo a start that computed nothing: remove what this Store created.
+        """Undo a start that computed nothing: remove what this Store created, only that.
 
         Only a Store that wrote the manifest and whose folder holds no shard removes it (and
-        the session log, and the folders it made), so a failed start never forces --resume.
+        the session log if it started it, and the folders it made), so a failed start never
+        forces --resume and never takes a file it did not write.
         """
         if not self.created or any(self.shard_dir.glob("*.parquet")):
             return
-        for name in ("manifest.json", "sessions.jsonl"):
-            (self.out / name).unlink(missing_ok=True)
-        for folder in self._made:
-            with contextlib.suppress(OSError):  # not empty: someone else wrote there
-                folder.rmdir()
+        for path in self._files:
+            path.unlink(missing_ok=True)
+        remove_made(self._made)
 
     def path(self, shard: Shard) -> Path:
         """Where ``shard`` is stored."""
@@ -208,12 +312,11 @@ class Store:
         table = table.replace_schema_metadata({_META: json.dumps(meta)})
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="zstd")
-        _atomic_write_bytes(self.path(shard), sink.getvalue().to_pybytes())
+        write_bytes(self.path(shard), sink.getvalue().to_pybytes())
 
     def log_session(self, record: dict) -> None:
         """Append one line to sessions.jsonl (wall time of each sitting)."""
-        with open(self.out / "sessions.jsonl", "a") as f:
-            f.write(json.dumps(record) + "\n")
+        append_line(self.sessions, json.dumps(record))
 
 
 def open_results(out) -> tuple[Sweep, list[Path]]:
@@ -222,9 +325,11 @@ def open_results(out) -> tuple[Sweep, list[Path]]:
     manifest = out / "manifest.json"
     if not manifest.is_file():
         raise ValueError(f"{out} has no manifest.json: is it a folder written by nsrl reproduce?")
-    try:
-        sweep = Sweep.from_dict(json.loads(manifest.read_text())["sweep"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{manifest} is not a manifest written by nsrl reproduce: "
-                         f"{exc}") from None
+    data, sweep = read_manifest(out)
+    if sweep is None:
+        name = data["sweep"].get("name", "NAME")
+        raise ValueError(f"{manifest} was edited: its sweep fields no longer match the "
+                         f"fingerprint its shards were written under; rerun `nsrl reproduce "
+                         f"--preset {name} --out {out} --resume` with the preset or TOML file "
+                         f"that wrote it, which restores the file.")
     return sweep, sorted((out / "shards").glob("*.parquet"))

@@ -25,7 +25,7 @@ class NSPI:
         [5, 5, 5]
     """
 
-    params = {"m": param(int, 5, ge=1)}
+    params = {"m": param(int, 5, ge=1, le=2**31 - 1)}  # memory is stored as an int32
     fold, step_rule = "window", "full"  # what the engines read (nsrl.schemes.rules)
 
     def __init__(self, m: int = 5):

@@ -1,0 +1,136 @@
+"""A FiniteMDP in the layouts other tabular planners take, read from its sparse successors.
+
+Each function reads only ``mdp.successors`` (``next_states[s, a, j]``, ``probs[s, a, j]``),
+``mdp.R``, ``mdp.gamma``, ``mdp.start``, ``mdp.features`` and the sizes, never a dense
+``P``: the model may not hold one.
+
+============================  ==========================================================
+planner                       call
+============================  ==========================================================
+Gymnasium toy_text table,     :func:`transition_table` (also ``env.unwrapped.P``):
+bettermdptools                ``P[s][a] = [(prob, s', reward, terminated), ...]``
+mdptoolbox (hiive)            :func:`to_mdptoolbox`: ``(P, R)``, P of shape (A, S, S) or a
+                              list of A ``scipy.sparse`` (S, S) matrices, R of shape (S, A)
+mushroom-rl                   :func:`to_mushroom`: ``(p, r)`` of shape (S, A, S) each
+JSON (an env spec, minari)    :func:`to_dict` / :func:`from_dict`: exact round trip
+============================  ==========================================================
+
+Examples:
+    >>> import nsrl
+    >>> mdp = nsrl.garnet(5, 2, 2, seed=0)
+    >>> table = transition_table(mdp)
+    >>> round(sum(p for p, _, _, _ in table[0][1]), 12)
+    1.0
+    >>> P, R = to_mdptoolbox(mdp)
+    >>> P.shape, R.shape
+    ((2, 5, 5), (5, 2))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nsrl.model.mdp import FiniteMDP
+from nsrl.model.memory import check_memory
+
+_FORMAT = "nsrl.successors/1"
+
+
+def _entries(mdp: FiniteMDP):
+    """``(s, a, s', prob)`` of every transition with a positive probability, in (s, a) order."""
+    nxt, probs = mdp.successors
+    s, a, j = np.nonzero(probs > 0)
+    return s, a, nxt[s, a, j], probs[s, a, j]
+
+
+def transition_table(mdp: FiniteMDP) -> dict[int, dict[int, list[tuple]]]:
+    """Gymnasium's toy_text table: ``P[s][a] = [(prob, next_state, reward, False), ...]``.
+
+    The reward of a transition is R[s, a]; nothing terminates (a continuing task). The layout
+    planners written for FrozenLake or Taxi read (bettermdptools' ``P`` argument).
+    """
+    nxt, probs = mdp.successors
+    R = mdp.R
+    return {s: {a: [(float(p), int(t), float(R[s, a]), False)
+                    for p, t in zip(probs[s, a], nxt[s, a], strict=True) if p > 0]
+                for a in range(mdp.n_actions)}
+            for s in range(mdp.n_states)}
+
+
+def _dense(mdp: FiniteMDP, what: str) -> np.ndarray:
+    """P as a dense (S, A, S) array, built from the successors (memory checked first)."""
+    S, A = mdp.n_states, mdp.n_actions
+    check_memory(8 * S * A * S, f"{what} of a model with {S} states and {A} actions",
+                 "use the sparse layout")
+    P = np.zeros((S, A, S))
+    s, a, t, p = _entries(mdp)
+    np.add.at(P, (s, a, t), p)
+    return P
+
+
+def to_mdptoolbox(mdp: FiniteMDP, sparse: bool = False):
+    """``(P, R)`` as mdptoolbox takes them: ``mdptoolbox.mdp.PolicyIteration(P, R, gamma)``.
+
+    Args:
+        mdp: the model.
+        sparse: give P as a list of A ``scipy.sparse.csr_matrix`` of shape (S, S), the form
+            mdptoolbox takes for large models; else one dense array of shape (A, S, S).
+
+    Returns:
+        ``(P, R)`` with ``P[a][s, s']`` and ``R`` of shape (S, A).
+    """
+    R = np.array(mdp.R)
+    if not sparse:
+        return _dense(mdp, "the dense (A, S, S) layout").transpose(1, 0, 2).copy(), R
+    import scipy.sparse as sp
+
+    s, a, t, p = _entries(mdp)
+    shape = (mdp.n_states, mdp.n_states)
+    return [sp.csr_matrix((p[a == k], (s[a == k], t[a == k])), shape=shape)
+            for k in range(mdp.n_actions)], R
+
+
+def to_mushroom(mdp: FiniteMDP) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, r)`` of shape (S, A, S) each, as mushroom-rl's ``FiniteMDP(p, r, mu, gamma)`` takes.
+
+    r[s, a, s'] = R[s, a]; pass ``mu=mdp.start`` and ``gamma=mdp.gamma`` beside them.
+    """
+    p = _dense(mdp, "the (S, A, S) layout")
+    r = np.broadcast_to(np.asarray(mdp.R)[:, :, None], p.shape).copy()
+    return p, r
+
+
+def to_dict(mdp: FiniteMDP) -> dict:
+    """A JSON-able description of ``mdp`` (lists), read back exactly by :func:`from_dict`.
+
+    Sparse (successor lists), so its size grows with S A b, not S^2 A.
+    """
+    nxt, probs = mdp.successors
+    return {"format": _FORMAT, "gamma": mdp.gamma, "next_states": nxt.tolist(),
+            "probs": probs.tolist(), "R": np.asarray(mdp.R).tolist(),
+            "start": np.asarray(mdp.start).tolist(),
+            "features": None if mdp.features is None else mdp.features.tolist()}
+
+
+def from_dict(data: dict) -> FiniteMDP:
+    """The FiniteMDP that :func:`to_dict` described.
+
+    Raises:
+        ValueError: ``data`` is not such a description.
+    """
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        raise ValueError(f"mdp as a dict should be what nsrl.envs.export.to_dict returns "
+                         f"(format {_FORMAT!r}), got keys {sorted(data)[:6]}; pass a "
+                         f"FiniteMDP or the path of a saved one.")
+    nxt = np.asarray(data["next_states"], dtype=np.int64)
+    probs = np.asarray(data["probs"], dtype=np.float64)
+    if nxt.ndim != 3 or nxt.shape != probs.shape:
+        raise ValueError(f"mdp: next_states and probs should be (S, A, b) arrays of one shape, "
+                         f"got {nxt.shape} and {probs.shape}.")
+    S, A, _ = nxt.shape
+    P = np.zeros((S, A, S))
+    s, a = np.indices((S, A))
+    for j in range(nxt.shape[2]):
+        np.add.at(P, (s, a, nxt[:, :, j]), probs[:, :, j])
+    return FiniteMDP(P, data["R"], data["gamma"], features=data.get("features"),
+                     start=data.get("start"))
