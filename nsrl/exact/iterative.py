@@ -167,7 +167,8 @@ if HAVE_NUMBA:
         return it
 
     @numba.njit(cache=True)
-    def _functional(F, c, g):  # pragma: no cover - compiled
+    def map_fixed_point(F, c, g):  # pragma: no cover - compiled
+        """x = c + g x[F] for a map F (compiled; see :func:`functional_solve`)."""
         n = c.shape[0]
         x = np.empty(n)
         state = np.zeros(n, dtype=np.int8)  # 0 new, 1 on the current path, 2 solved
@@ -208,6 +209,6 @@ def functional_solve(F: np.ndarray, c: np.ndarray, g: float) -> np.ndarray:
     numba is missing: x = c + g x[F] iterated to a fixed point (certified the same way).
     """
     if HAVE_NUMBA:
-        return _functional(np.ascontiguousarray(F, dtype=np.int64), c, float(g))
+        return map_fixed_point(np.ascontiguousarray(F, dtype=np.int64), c, float(g))
     x, _ = certified_solve(lambda y: g * y[F], c, g, VALUE_RTOL)  # pragma: no cover
     return x  # pragma: no cover

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from nsrl.exact.iterative import map_fixed_point
+
 
 @njit(cache=True)
 def functional_values(nxt, windows, c, g):  # pragma: no cover - compiled
@@ -24,39 +26,11 @@ def functional_values(nxt, windows, c, g):  # pragma: no cover - compiled
     n_runs, n = c.shape
     x = np.empty((n_runs, n))
     F = np.empty(n, dtype=np.int64)
-    state = np.zeros(n, dtype=np.int8)  # 0 new, 1 on the current path, 2 solved
-    path = np.empty(n, dtype=np.int64)
     for r in range(n_runs):
         for s in range(n):
             t = s
             for i in range(windows.shape[1]):
                 t = nxt[t, windows[r, i, t], 0]
             F[s] = t
-        state[:] = 0
-        for s0 in range(n):
-            top, s = 0, s0
-            while state[s] == 0:
-                state[s] = 1
-                path[top] = s
-                top += 1
-                s = F[s]
-            if state[s] == 1:  # a new cycle: path[i:top], starting at s
-                i = top - 1
-                while path[i] != s:
-                    i -= 1
-                acc, p = 0.0, 1.0
-                for j in range(i, top):
-                    acc += p * c[r, path[j]]
-                    p *= g
-                x[r, s] = acc / (1.0 - p)
-                state[s] = 2
-                for j in range(top - 1, i, -1):
-                    u = path[j]
-                    x[r, u] = c[r, u] + g * x[r, F[u]]
-                    state[u] = 2
-                top = i
-            for j in range(top - 1, -1, -1):
-                u = path[j]
-                x[r, u] = c[r, u] + g * x[r, F[u]]
-                state[u] = 2
+        x[r] = map_fixed_point(F, c[r], g)
     return x
