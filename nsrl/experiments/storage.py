@@ -86,13 +86,7 @@ def check_folder(out, label: str | None = None) -> Path:
     """
     out = Path(out)
     label = label or f"--out {out}"
-    long = name_too_long(out)
-    if long is not None:
-        raise ValueError(f"{label}: the name {long[:20]}... ({len(long)} characters) is longer "
-                         f"than the file system allows; choose a shorter one.")
-    if out.is_symlink():
-        raise ValueError(f"{label}: {out} is a symbolic link; nsrl does not write through "
-                         f"links: remove the link or choose another path.")
+    check_target(out, label)
     existing = next(p for p in (out, *out.parents) if p.exists() or p == Path(p.anchor))
     if not existing.is_dir():
         where = "is a file" if existing == out else f"lies under {existing}, which is a file"
