@@ -194,7 +194,8 @@ def check_indices(name: str, x, n: int, size: int | None = None) -> np.ndarray:
         raise TypeError(
             f"{name} should hold integers, got dtype {arr.dtype}; cast with .astype(int)."
         )
-    if arr.size and (arr.min() < 0 or arr.max() >= n):
+    # one pass: a negative entry viewed as unsigned is >= n too
+    if arr.size and (arr.astype(np.int64, copy=False).view(np.uint64) >= n).any():
         bad = int(arr[(arr < 0) | (arr >= n)][0])
         raise ValueError(f"{name} should be in [0, {n}), got {bad}.")
     return arr.astype(np.int64, copy=False)
