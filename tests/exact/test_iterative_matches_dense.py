@@ -95,6 +95,7 @@ def test_certified_solve_returns_the_bound_it_certifies():
 
 def test_a_solve_that_cannot_reach_its_tolerance_raises(monkeypatch):
     monkeypatch.setattr(iterative, "_MAX_ITER", 1)
+    monkeypatch.setattr(iterative, "_sparse_direct", lambda M, c: None)  # no memory for LU
     mdp = nsrl.garnet(200, 3, 2, seed=1)
     _, large = _pair(mdp)
     with pytest.raises(NotCertifiedError, match="above the tolerance"):
@@ -104,3 +105,15 @@ def test_a_solve_that_cannot_reach_its_tolerance_raises(monkeypatch):
 def test_large_models_pick_the_iterative_method():
     assert not ExactBackend(nsrl.garnet(400, 2, 2, seed=0)).dense
     assert ExactBackend(nsrl.garnet(300, 2, 2, seed=0)).dense
+
+
+def test_a_chain_that_stalls_krylov_is_solved_by_the_sparse_lu_fallback(monkeypatch):
+    """A near-deterministic cycle: with one Krylov iteration allowed, SuperLU certifies it."""
+    import scipy.sparse as sp
+
+    monkeypatch.setattr(iterative, "_MAX_ITER", 1)
+    n = 500
+    M = sp.csr_matrix((np.full(n, 0.999), (np.arange(n), (np.arange(n) + 1) % n)), shape=(n, n))
+    c = np.random.default_rng(0).random(n)
+    x, bound = certified_solve(M, c, 0.999, 1e-9)
+    assert bound <= 1e-9 and np.abs(x - (c + M @ x)).max() <= 1e-9 * (1 - 0.999)
