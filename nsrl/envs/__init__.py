@@ -10,6 +10,10 @@ _WHERE = {
     "GarnetEnv": "nsrl.envs.garnet",
     "FiniteMDPVectorEnv": "nsrl.envs.vector",
     "GarnetVectorEnv": "nsrl.envs.vector",
+    "GridWorldEnv": "nsrl.envs.gridworld",
+    "GridWorldVectorEnv": "nsrl.envs.gridworld",
+    "MountainCarGridEnv": "nsrl.envs.mountain_car",
+    "MountainCarGridVectorEnv": "nsrl.envs.mountain_car",
 }
 
 __all__ = sorted(_WHERE)
