@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from nsrl.model.mountain_car import mountain_car
+from nsrl.model.mountain_car import mountain_car, nearest_state
 
 from .finite import FiniteMDPEnv
 from .structured import cached_model, observation_mode
@@ -94,3 +95,51 @@ class MountainCarGridVectorEnv(FiniteMDPVectorEnv):
         mdp = _model(n_positions, n_velocities, interpolation, gamma)
         super().__init__(mdp, num_envs, observation_mode(observation), max_episode_steps,
                          backend, render_mode, autoreset_mode)
+
+
+def gymnasium_returns(actions, n_positions: int, n_velocities: int, n_episodes: int = 100,
+                      seed: int = 0) -> np.ndarray:
+    """Returns of a policy of the grid run in Gymnasium's own continuous ``MountainCar-v0``.
+
+    Each continuous observation (position, velocity) is mapped to its grid point
+    (:func:`nsrl.model.mountain_car.nearest_state`) and the policy's action there is taken;
+    episodes start from Gymnasium's start distribution (``reset(seed=seed + i)``) and end at
+    the goal or after 200 steps (its TimeLimit).
+
+    Args:
+        actions: the action of every state of ``nsrl.mountain_car(n_positions, n_velocities)``
+            (an int array of shape (n_positions * n_velocities,)).
+        n_positions: the grid's positions.
+        n_velocities: the grid's velocities.
+        n_episodes: episodes to run.
+        seed: the seed of the first episode's reset.
+
+    Returns:
+        The undiscounted return of each episode (-1 per step), shape (n_episodes,).
+
+    Examples:
+        >>> import nsrl
+        >>> mdp = nsrl.mountain_car(60, 60)
+        >>> pi = nsrl.greedy_actions(mdp, nsrl.optimal_value(mdp))
+        >>> float(gymnasium_returns(pi, 60, 60, n_episodes=3).mean()) >= -110
+        True
+    """
+    import gymnasium as gym
+
+    actions = np.asarray(actions)
+    if actions.shape != (n_positions * n_velocities,):
+        raise ValueError(f"actions should give one action per grid point, shape "
+                         f"({n_positions * n_velocities},), got {actions.shape}.")
+    env = gym.make("MountainCar-v0")
+    out = np.empty(n_episodes)
+    for i in range(n_episodes):
+        obs, _ = env.reset(seed=seed + i)
+        total, done = 0.0, False
+        while not done:
+            action = int(actions[nearest_state(obs[0], obs[1], n_positions, n_velocities)])
+            obs, reward, terminated, truncated, _ = env.step(action)
+            total += reward
+            done = terminated or truncated
+        out[i] = total
+    env.close()
+    return out
