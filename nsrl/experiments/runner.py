@@ -21,10 +21,10 @@ from threadpoolctl import threadpool_limits
 
 from nsrl.batched.registry import has_engine
 from nsrl.engine import OperatorSpec, run
+from nsrl.experiments.domains import DEFAULT_FEATURES, build_mdp, model_nbytes
 from nsrl.experiments.presets import Shard, Sweep
 from nsrl.experiments.storage import Store, check_out
 from nsrl.greedy.registry import operator_entry
-from nsrl.model.garnet import garnet, garnet_nbytes
 from nsrl.model.memory import available_memory, check_memory
 from nsrl.schemes import register_scheme
 from nsrl.schemes.registry import added_entries
@@ -50,9 +50,7 @@ def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, flo
     for entry in added:
         register_scheme(entry.base, entry.cls, entry.argument, entry.example)
     sweep = Sweep.from_dict(sweep)
-    rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
-    mdp = garnet(shard.n_states, shard.n_actions, shard.branching, sweep.n_features,
-                 sweep.gamma, seed=rng)
+    mdp = build_mdp(sweep, shard)
     K, R = sweep.n_iterations, sweep.n_runs
     parts = []
     # One BLAS thread: the fast path's products are small (n_S <= a few hundred), and
@@ -64,11 +62,12 @@ def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, flo
     with threadpool_limits(limits=1, user_api="blas"):
         for name in sweep.schemes:
             hist = run(sweep.scheme(name), operator, K, rng=sweep.run_rngs(shard, name),
-                       mdp=mdp, measure_errors=sweep.sampled)
+                       mdp=mdp, measure_errors=sweep.sampled, engine=sweep.engine)
             parts.append((name, hist))
     n = len(parts) * R * K
     columns = {
-        "n_states": np.full(n, shard.n_states, dtype=np.int16),
+        "n_states": np.full(n, shard.n_states,
+                            dtype=np.int16 if shard.n_states < 2**15 else np.int32),
         "n_actions": np.full(n, shard.n_actions, dtype=np.int16),
         "branching": np.full(n, shard.branching, dtype=np.int16),
         "mdp": np.full(n, shard.mdp, dtype=np.int32),
@@ -104,11 +103,16 @@ _WORKER_BYTES = 300 * 2**20
 def shard_nbytes(sweep: Sweep, shard: Shard) -> int:
     """Estimated peak memory (bytes) of :func:`compute_shard` on ``shard``."""
     S, A, R, K = shard.n_states, shard.n_actions, sweep.n_runs, sweep.n_iterations
-    p = sweep.n_features or max(1, S // 10)
     # one run's sample-based operator (nsrl.greedy.registry: measured per operator)
     sampled = operator_entry(sweep.operator).nbytes(S, A, sweep.budget(shard)) \
-        if sweep.sampled else 0
-    return (garnet_nbytes(S, A, p) + _RUN_DENSE_BYTES * R * S * S + 16 * R * K * S
+        if sweep.sampled and sweep.domain == "garnet" else 0
+    if sweep.domain != "garnet":  # no dense n_S x n_S array; LSTD-Q on Phi keeps p^2 A^2
+        p = sweep.n_features or DEFAULT_FEATURES
+        sampled = (160 * sweep.budget(shard) + 8 * (p * A) ** 2) if sweep.sampled else 0
+        dense = 0
+    else:
+        dense = _RUN_DENSE_BYTES * R * S * S
+    return (model_nbytes(sweep, shard) + dense + 16 * R * K * S
             + _ROW_BYTES * R * K * len(sweep.schemes) + _WORKER_BYTES + sampled)
 
 
