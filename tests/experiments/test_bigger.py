@@ -87,3 +87,18 @@ def test_the_bigger_family_runs_every_operator_on_both_domains(tmp_path, monkeyp
     sweep, pm, _ = load_per_mdp(out / "car-lstdq")
     assert sweep.domain == "mountain-car" and (pm["samples"] <= 3 * 600).all()
     assert "Section 5's observations" in (out / "grid-exact" / "summary.md").read_text()
+
+
+def test_an_uncertified_occupancy_leaves_the_greedy_error_nan_not_the_run(monkeypatch):
+    import nsrl
+    from nsrl.exact.iterative import NotCertifiedError
+    from nsrl.schemes import base
+
+    def refuse(mdp, rho):
+        raise NotCertifiedError("stopped above the tolerance")
+
+    mdp = nsrl.mountain_car(6, 6)
+    monkeypatch.setattr(base, "rho_array", refuse)
+    hist = nsrl.run("cpi(0.1)", nsrl.ExactGreedy(mdp), 2, rng=np.random.default_rng(0),
+                    measure_errors=True)
+    assert np.isnan(hist.errors).all() and np.isfinite(hist.losses).all()
