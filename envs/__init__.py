@@ -13,6 +13,10 @@ _WHERE = {
     "transition_table": "nsrl.envs.export",
     "to_mdptoolbox": "nsrl.envs.export",
     "to_mushroom": "nsrl.envs.export",
+    "GridWorldEnv": "nsrl.envs.gridworld",
+    "GridWorldVectorEnv": "nsrl.envs.gridworld",
+    "MountainCarGridEnv": "nsrl.envs.mountain_car",
+    "MountainCarGridVectorEnv": "nsrl.envs.mountain_car",
 }
 
 __all__ = sorted(_WHERE)

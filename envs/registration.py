@@ -8,6 +8,10 @@ import gymnasium as gym
 _ENTRY_POINTS = {
     "Garnet-v0": ("nsrl.envs.garnet:GarnetEnv", "nsrl.envs.vector:GarnetVectorEnv"),
     "FiniteMDP-v0": ("nsrl.envs.finite:FiniteMDPEnv", "nsrl.envs.vector:FiniteMDPVectorEnv"),
+    "GridWorld-v0": ("nsrl.envs.gridworld:GridWorldEnv",
+                     "nsrl.envs.gridworld:GridWorldVectorEnv"),
+    "MountainCarGrid-v0": ("nsrl.envs.mountain_car:MountainCarGridEnv",
+                           "nsrl.envs.mountain_car:MountainCarGridVectorEnv"),
 }
 IDS = tuple(_ENTRY_POINTS)
 

@@ -2,7 +2,8 @@
 
 The public surface, by layer:
 
-* the model: :class:`FiniteMDP`, :func:`garnet`;
+* the model: :class:`FiniteMDP`, :func:`garnet`, the structured domains :func:`gridworld`
+  and :func:`mountain_car`, :func:`with_features`;
 * policies: :class:`Deterministic`, :class:`Stochastic`, :class:`Mixture`,
   :class:`NonStationary`, :class:`Constant`;
 * the exact backend: :func:`evaluate`, :func:`loss`, :func:`optimal_value`,
@@ -24,7 +25,7 @@ from nsrl.engine import OperatorSpec, run
 from nsrl.exact import evaluate, greedy_actions, loss, occupancy, optimal_value, q_values
 from nsrl.greedy import ExactGreedy, Greedy, GreedyOperator, Nu, Occupancy, ProjectedGreedy
 from nsrl.greedy.registry import make_operator
-from nsrl.model import FiniteMDP, garnet
+from nsrl.model import FiniteMDP, garnet, gridworld, mountain_car, with_features
 from nsrl.policies import Constant, Deterministic, Mixture, NonStationary, Stochastic, constant
 from nsrl.schemes import (
     API,
@@ -88,11 +89,13 @@ __all__ = [
     "from_sb3",
     "garnet",
     "greedy_actions",
+    "gridworld",
     "initial_gaps",
     "kakade_langford_bound",
     "loss",
     "make_operator",
     "make_scheme",
+    "mountain_car",
     "occupancy",
     "optimal_value",
     "q_values",
@@ -100,6 +103,7 @@ __all__ = [
     "run_bounds",
     "table1_bounds",
     "to_sb3",
+    "with_features",
 ]
 
 # Register the Gymnasium ids (entry-point strings: nothing heavy is imported here).

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nsrl.engine import ENGINE_NAMES
 from nsrl.experiments.accuracy import GAMMA_MAX
+from nsrl.experiments.domains import DOMAINS, FEATURE_MAPS, check_instances
 from nsrl.greedy.model_based import ProjectedGreedy
 from nsrl.greedy.registry import FEATURES, operator_entry, operator_names
 from nsrl.params import conform_fields, spec
@@ -106,9 +108,18 @@ class Sweep:
     operator: str = spec("projected", choices=operator_names())
     representation: str = spec("phi", choices=FEATURES.rule.choices)
     samples_per_pair: int = spec(10, ge=1)
+    # The domain (nsrl.experiments.domains): Garnets, or a structured family (grid worlds, the
+    # discretised mountain car) whose Phi is ``feature_map`` of the states' coordinates, with
+    # n_features features; ``samples_per_call`` fixes the budget per greedy call (default:
+    # samples_per_pair x n_S x n_A); ``engine`` is nsrl.run's.
+    domain: str = spec("garnet", choices=tuple(DOMAINS))
+    feature_map: str = spec("rbf", choices=FEATURE_MAPS)
+    samples_per_call: int | None = spec(None, ge=1)
+    engine: str = spec("auto", choices=ENGINE_NAMES)
 
     def __post_init__(self):
         conform_fields(self, "sweep field")
+        check_instances(self.domain, self.n_actions, self.branching)
         for s, b in ((s, b) for s in self.n_states for b in self.branching):
             if not 1 <= b <= s:
                 raise ValueError(f"sweep field 'branching': {b} should be in [1, n_states={s}].")
@@ -225,7 +236,9 @@ class Sweep:
         return operator_entry(self.operator).sample_based
 
     def budget(self, shard: Shard) -> int:
-        """Transitions per greedy call on ``shard``'s MDP: samples_per_pair x n_S x n_A."""
+        """Transitions per greedy call: samples_per_call, or samples_per_pair x n_S x n_A."""
+        if self.samples_per_call is not None:
+            return self.samples_per_call
         return self.samples_per_pair * shard.n_states * shard.n_actions
 
     def run_rngs(self, shard: Shard, scheme: str) -> list[np.random.Generator]:
@@ -248,7 +261,8 @@ class Sweep:
 
 # Fields added after the first results were published, with the default that reproduces them.
 _LATER_FIELDS = ("constant_feature", "line_search_scores", "cpi_advantage", "cpi_epsilon",
-                 "line_search", "operator", "representation", "samples_per_pair")
+                 "line_search", "operator", "representation", "samples_per_pair", "domain",
+                 "feature_map", "samples_per_call", "engine")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from nsrl.experiments import paper, quick, sampled, sensitivity
+from nsrl.experiments import bigger, paper, quick, sampled, sensitivity
 from nsrl.experiments.experiment import Experiment
 from nsrl.experiments.presets import Sweep
 
@@ -30,7 +30,7 @@ def register_experiment(experiment: Experiment) -> Experiment:
     return experiment
 
 
-for _module in (quick, paper, sensitivity, sampled):
+for _module in (quick, paper, sensitivity, sampled, bigger):
     register_experiment(_module.EXPERIMENT)
 
 

@@ -23,12 +23,13 @@ from threadpoolctl import threadpool_limits
 from nsrl.batched.registry import has_engine
 from nsrl.engine import BATCHED_MAX_STATES, OperatorSpec, run
 from nsrl.experiments.accuracy import check_losses
+from nsrl.experiments.domains import DEFAULT_FEATURES, build_mdp, model_nbytes
 from nsrl.experiments.locking import locked
 from nsrl.experiments.presets import Shard, Sweep
 from nsrl.experiments.safe_io import make_folder, remove_made
 from nsrl.experiments.storage import Store, check_out
 from nsrl.greedy.registry import make_operator, operator_entry
-from nsrl.model.garnet import default_features, garnet, garnet_nbytes
+from nsrl.model.garnet import garnet
 from nsrl.model.memory import available_memory, check_memory
 from nsrl.schemes import register_scheme
 from nsrl.schemes.registry import added_entries
@@ -54,9 +55,7 @@ def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, flo
     for entry in added:
         register_scheme(entry.base, entry.cls, entry.argument, entry.example)
     sweep = Sweep.from_dict(sweep)
-    rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
-    mdp = garnet(shard.n_states, shard.n_actions, shard.branching, sweep.n_features,
-                 sweep.gamma, seed=rng)
+    mdp = build_mdp(sweep, shard)
     K, R = sweep.n_iterations, sweep.n_runs
     parts = []
     # One BLAS thread: the fast path's products are small (n_S <= a few hundred), and
@@ -68,7 +67,7 @@ def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, flo
     with threadpool_limits(limits=1, user_api="blas"):
         for name in sweep.schemes:
             hist = run(sweep.scheme(name), operator, K, rng=sweep.run_rngs(shard, name),
-                       mdp=mdp, measure_errors=sweep.sampled)
+                       mdp=mdp, measure_errors=sweep.sampled, engine=sweep.engine)
             parts.append((name, hist))
     n = len(parts) * R * K
     columns = {
@@ -108,12 +107,15 @@ _WORKER_BYTES = 300 * 2**20
 def shard_nbytes(sweep: Sweep, shard: Shard) -> int:
     """Estimated peak memory (bytes) of :func:`compute_shard` on ``shard``."""
     S, A, R, K = shard.n_states, shard.n_actions, sweep.n_runs, sweep.n_iterations
-    p = sweep.n_features or default_features(S)
-    dense = _RUN_DENSE_BYTES * R * S * S if S <= BATCHED_MAX_STATES else 0  # batched engines
     # one run's sample-based operator (nsrl.greedy.registry: measured per operator)
     sampled = operator_entry(sweep.operator).nbytes(S, A, sweep.budget(shard)) \
-        if sweep.sampled else 0
-    return (garnet_nbytes(S, A, p, max(shard.branching, 1)) + dense + 16 * R * K * S
+        if sweep.sampled and sweep.domain == "garnet" else 0
+    dense = _RUN_DENSE_BYTES * R * S * S if S <= BATCHED_MAX_STATES else 0  # batched engines
+    if sweep.domain != "garnet":  # no dense n_S x n_S array; LSTD-Q on Phi keeps p^2 A^2
+        p = sweep.n_features or DEFAULT_FEATURES
+        sampled = (160 * sweep.budget(shard) + 8 * (p * A) ** 2) if sweep.sampled else 0
+        dense = 0
+    return (model_nbytes(sweep, shard) + dense + 16 * R * K * S
             + _ROW_BYTES * R * K * len(sweep.schemes) + _WORKER_BYTES + sampled)
 
 

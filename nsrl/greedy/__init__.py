@@ -1,7 +1,7 @@
 """Greedy operators: exact, the paper's noisy projection, and sample-based ones.
 
-The sample-based operators (RolloutCSC, RolloutRegression, LSTDQ) and LSTD-Q's
-TransitionStore load lazily, so that
+The sample-based operators (RolloutCSC, RolloutRegression, LSTDQ), LSTD-Q's
+TransitionStore and the feature maps of coordinates (TileCoding, RBFGrid) load lazily, so that
 ``import nsrl`` does not import scikit-learn.
 """
 
@@ -19,11 +19,15 @@ __all__ = [
     "Occupancy",
     "ProjectedGreedy",
     "QTablePolicy",
+    "RBFGrid",
     "RegressionCritic",
     "RolloutCSC",
     "RolloutRegression",
+    "TileCoding",
     "TransitionStore",
     "check_operator",
+    "coordinate_features",
+    "make_feature_map",
 ]
 
 _LAZY = {
@@ -35,6 +39,10 @@ _LAZY = {
     "EstimatorPolicy": "nsrl.greedy.features",
     "ExactCritic": "nsrl.greedy.critic",
     "RegressionCritic": "nsrl.greedy.critic",
+    "TileCoding": "nsrl.greedy.feature_maps",
+    "RBFGrid": "nsrl.greedy.feature_maps",
+    "make_feature_map": "nsrl.greedy.feature_maps",
+    "coordinate_features": "nsrl.greedy.feature_maps",
 }
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nsrl.exact import backend, q_values
+from nsrl.exact.iterative import NotCertifiedError
 from nsrl.greedy.base import Greedy, Nu, check_operator, rho_array
 from nsrl.policies import action_table
 from nsrl.schemes import rules
@@ -92,7 +93,11 @@ def greedy_error(mdp, step: Step) -> float:
     v = backend(mdp).value(step.target)
     q = q_values(mdp, v)
     chosen = q[np.arange(mdp.n_states), action_table(step.greedy.policy, mdp)]
-    return float(rho_array(mdp, step.rho) @ (q.max(axis=1) - chosen))
+    try:
+        rho = rho_array(mdp, step.rho)
+    except NotCertifiedError:  # a diagnostic: an uncertified d_(pi,nu) must not end the run
+        return float("nan")
+    return float(rho @ (q.max(axis=1) - chosen))
 
 
 def reference_run(

@@ -1,0 +1,32 @@
+"""What the structured-domain envs share: the "coordinates" observation and a model cache."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from nsrl.model.mdp import FiniteMDP
+
+# A structured domain's features are its coordinates, so "coordinates" names that mode.
+ALIASES = {"coordinates": "features"}
+
+
+def observation_mode(observation: str) -> str:
+    """The observation mode of :mod:`nsrl.envs.observations` that ``observation`` names."""
+    return ALIASES.get(observation, observation)
+
+
+@lru_cache(maxsize=16)
+def _memo(builder: Callable, items: tuple) -> FiniteMDP:
+    return builder(**dict(items))
+
+
+def cached_model(builder: Callable, **kwargs) -> FiniteMDP:
+    """``builder(**kwargs)``, memoised so that every copy of an env shares one model.
+
+    Unhashable arguments (e.g. goal cells given as lists) build a fresh model.
+    """
+    try:
+        return _memo(builder, tuple(sorted(kwargs.items())))
+    except TypeError:
+        return builder(**kwargs)

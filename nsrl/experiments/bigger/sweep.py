@@ -1,0 +1,23 @@
+"""Section 5 on bigger structured domains with informative features (docs/bigger.md).
+
+Both structured families (nsrl.experiments.domains) at about 10^4 and 10^5 states; the seven
+schemes; each greedy operator on the domain's features, Phi = a 10 x 10 grid of Gaussian
+RBFs of the coordinates (100 features): the exact operator (the reference), the paper's
+projected one, LSTD-Q and rollouts + CSC (LogisticRegression), the last two with 10^5
+transitions per greedy call, so that 10 iterations use 10^6. Runs on nsrl.run's reference
+engine (one evaluation per policy, certified iterative solves); grid worlds: 2 seeded MDPs
+per size, the mountain car (no random part): 1.
+"""
+
+from nsrl.experiments.presets import Sweep
+
+SCHEMES = ("api", "api(0.1)", "cpi", "cpi(0.1)", "cpi+", "nspi(5)", "psdp")
+SWEEP = Sweep(name="bigger", domain="gridworld", n_states=(10_000, 100_000), n_actions=(4,),
+              branching=(4,), n_mdps=2, n_runs=1, n_iterations=10, schemes=SCHEMES,
+              n_features=100, feature_map="rbf", samples_per_call=100_000,
+              representation="phi", engine="reference")
+_CAR = {"domain": "mountain-car", "n_actions": (3,), "branching": (3,), "n_mdps": 1}
+_OPERATORS = {"exact": {"operator": "exact"}, "projected": {},
+              "lstdq": {"operator": "lstdq"}, "rollout": {"operator": "rollout-csc"}}
+VARIANTS = {f"{domain}-{name}": {**change, **(_CAR if domain == "car" else {})}
+            for domain in ("grid", "car") for name, change in _OPERATORS.items()}
