@@ -13,6 +13,7 @@ _WHERE = {
     "transition_table": "nsrl.envs.export",
     "to_mdptoolbox": "nsrl.envs.export",
     "to_mushroom": "nsrl.envs.export",
+    "to_jaxdp": "nsrl.envs.export",
 }
 
 __all__ = sorted(_WHERE)
