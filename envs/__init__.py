@@ -17,6 +17,7 @@ _WHERE = {
     "GridWorldVectorEnv": "nsrl.envs.gridworld",
     "MountainCarGridEnv": "nsrl.envs.mountain_car",
     "MountainCarGridVectorEnv": "nsrl.envs.mountain_car",
+    "to_jaxdp": "nsrl.envs.export",
 }
 
 __all__ = sorted(_WHERE)

@@ -12,6 +12,8 @@ bettermdptools                ``P[s][a] = [(prob, s', reward, terminated), ...]`
 mdptoolbox (hiive)            :func:`to_mdptoolbox`: ``(P, R)``, P of shape (A, S, S) or a
                               list of A ``scipy.sparse`` (S, S) matrices, R of shape (S, A)
 mushroom-rl                   :func:`to_mushroom`: ``(p, r)`` of shape (S, A, S) each
+jaxdp                         :func:`to_jaxdp`: the fields of ``jaxdp.MDP``, transition
+                              ``[a, s', s]`` (columns sum to 1), reward ``[a, s, s']``
 JSON (an env spec, minari)    :func:`to_dict` / :func:`from_dict`: exact round trip
 ============================  ==========================================================
 
@@ -98,6 +100,27 @@ def to_mushroom(mdp: FiniteMDP) -> tuple[np.ndarray, np.ndarray]:
     p = _dense(mdp, "the (S, A, S) layout")
     r = np.broadcast_to(np.asarray(mdp.R)[:, :, None], p.shape).copy()
     return p, r
+
+
+def to_jaxdp(mdp: FiniteMDP) -> dict[str, np.ndarray]:
+    """The fields of jaxdp's ``MDP``: ``jaxdp.MDP(**to_jaxdp(mdp))`` (numpy arrays).
+
+    jaxdp stores the transitions column-stochastic, ``transition[a, s', s]`` = P(s' | s, a)
+    (each column ``transition[a, :, s]`` sums to 1), and rewards per transition,
+    ``reward[a, s, s']`` = R[s, a]; ``initial`` is the start distribution and ``terminal``
+    all zeros (a continuing task). Every array is float64: its planners then compute in
+    float64 once ``jax.config.update("jax_enable_x64", True)`` is set. The discount is not
+    a field: pass ``gamma=mdp.gamma`` to the planner (``jaxdp.ValueIteration(gamma=...)``).
+
+    Returns:
+        ``{"transition": (A, S, S), "reward": (A, S, S), "initial": (S,), "terminal": (S,)}``.
+    """
+    transition = _dense(mdp, "jaxdp's (A, S, S) layout").transpose(1, 2, 0).copy()
+    reward = np.broadcast_to(np.asarray(mdp.R, dtype=np.float64).T[:, :, None],
+                             transition.shape).copy()
+    return {"transition": transition, "reward": reward,
+            "initial": np.array(mdp.start, dtype=np.float64),
+            "terminal": np.zeros(mdp.n_states)}
 
 
 def to_dict(mdp: FiniteMDP) -> dict:

@@ -107,3 +107,35 @@ def test_minari_stores_and_recovers_an_env_made_from_an_in_memory_model(tmp_path
     assert recovered.unwrapped.mdp == mdp
     episode = next(minari.load_dataset("nsrl/inline-v0").iterate_episodes())
     assert np.array_equal(episode.rewards, mdp.R[episode.observations[:-1], episode.actions])
+
+
+def test_jaxdp_export_is_column_stochastic_and_equals_the_dense_model():
+    """to_jaxdp gives jaxdp.MDP's fields (transition[a, s', s], reward[a, s, s']) from the
+    sparse successors alone; checked against the dense P without importing jaxdp."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    import nsrl
+    from nsrl.envs import to_jaxdp
+
+    mdp = nsrl.garnet(15, 3, 4, seed=4)
+    sparse_only = SimpleNamespace(**{k: getattr(mdp, k) for k in (
+        "successors", "R", "gamma", "n_states", "n_actions", "start")})
+    fields = to_jaxdp(sparse_only)
+    assert sorted(fields) == ["initial", "reward", "terminal", "transition"]
+    assert fields["transition"].shape == fields["reward"].shape == (3, 15, 15)
+    assert all(v.dtype == np.float64 for v in fields.values())
+    transition, reward = fields["transition"], fields["reward"]
+    assert np.allclose(transition.sum(axis=1), 1.0, rtol=0, atol=1e-12)  # columns: sum over s'
+    for a in range(3):
+        for s in range(15):
+            assert np.array_equal(transition[a, :, s], mdp.P[s, a])
+            assert np.all(reward[a, s] == mdp.R[s, a])
+    assert np.array_equal(fields["initial"], mdp.start) and not fields["terminal"].any()
+    # jaxdp's expected reward einsum("asx,axs->as") and one Bellman backup match the model's
+    v = np.arange(15.0)
+    r_sa = np.einsum("asx,axs->as", reward, transition)
+    assert np.allclose(r_sa, mdp.R.T, rtol=0, atol=1e-12)
+    assert np.allclose(np.einsum("axs,x->as", transition, v), (mdp.P @ v).T, rtol=0,
+                       atol=1e-12)
