@@ -7,12 +7,17 @@ from functools import lru_cache
 
 from nsrl.model.mdp import FiniteMDP
 
+from .observations import MODES
+
 # A structured domain's features are its coordinates, so "coordinates" names that mode.
 ALIASES = {"coordinates": "features"}
 
 
 def observation_mode(observation: str) -> str:
     """The observation mode of :mod:`nsrl.envs.observations` that ``observation`` names."""
+    if observation not in MODES and observation not in ALIASES:
+        raise ValueError(f"observation should be one of {('index', 'coordinates') + MODES[1:]}, "
+                         f"got {observation!r}; e.g. observation='coordinates'.")
     return ALIASES.get(observation, observation)
 
 
