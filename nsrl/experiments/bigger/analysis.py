@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from nsrl.experiments.plots import plot_loss_vs_samples
 from nsrl.experiments.report import load_per_mdp
+from nsrl.experiments.sampled.analysis import loss_vs_samples
 from nsrl.experiments.variants import write_summary
 
 
@@ -48,19 +48,3 @@ def gap_to_exact(out, experiment) -> pd.DataFrame | None:
     if "exact" not in wide.columns:
         return wide
     return wide.sub(wide["exact"], axis=0).drop(columns="exact").add_prefix("gap ")
-
-
-def loss_vs_samples(out, experiment) -> Path:
-    """Mean loss against transitions drawn, one panel per sample-based variant."""
-    parts = []
-    for name, sweep in experiment.sweeps().items():
-        folder = experiment.folder(out, name)
-        if not sweep.sampled or not (folder / "manifest.json").exists():
-            continue
-        _, pm, _ = load_per_mdp(folder)
-        curves = pm.groupby(["scheme", "iteration"])[["samples", "mean"]].mean().reset_index()
-        parts.append(curves.assign(panel=name))
-    path = Path(out) / f"{experiment.name}_loss_vs_samples.png"
-    if parts:
-        plot_loss_vs_samples(pd.concat(parts), path, experiment.question)
-    return path

@@ -27,5 +27,6 @@ def loss_vs_samples(out, experiment) -> Path:
         curves = pm.groupby(["scheme", "iteration"])[["samples", "mean"]].mean().reset_index()
         parts.append(curves.assign(panel=name))
     path = Path(out) / f"{experiment.name}_loss_vs_samples.png"
-    plot_loss_vs_samples(pd.concat(parts), path, experiment.question)
+    if parts:
+        plot_loss_vs_samples(pd.concat(parts), path, experiment.question)
     return path
