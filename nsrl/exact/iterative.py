@@ -75,6 +75,8 @@ def certified_solve(M, c: np.ndarray, kappa: float, tol: float, x0=None,
     implied = target / 2 if order == np.inf else target / (2 * np.sqrt(n))
     atols = [target * spread / 10, None, implied]
     compiled = HAVE_NUMBA and sp.issparse(M)
+    if compiled:
+        M = M.tocsr()
     ratio = None
     for attempt, solver in enumerate((bicgstab, bicgstab, gmres, bicgstab)):
         atol = atols[min(attempt, 2)]
@@ -82,7 +84,6 @@ def certified_solve(M, c: np.ndarray, kappa: float, tol: float, x0=None,
             atol = target * ratio / 2 if ratio else atols[2]
         if compiled and solver is bicgstab:
             x_new = x.copy()
-            M = M.tocsr()
             _bicgstab(M.indptr, M.indices, M.data, c, x_new, atol, _MAX_ITER)
         else:
             kwargs = {"restart": 40} if solver is gmres else {}

@@ -54,11 +54,17 @@ def _cached(cache: dict, mdp: FiniteMDP, build):
     return value
 
 
-def _build_tables(mdp: FiniteMDP) -> _Tables:
-    nxt, probs = mdp.successors
+def _cdf(probs: np.ndarray) -> np.ndarray:
+    """Cumulative successor probabilities, exactly 1.0 from the last positive one on."""
     cdf = np.cumsum(probs, axis=2)
     last = (probs > 0).sum(axis=2, keepdims=True) - 1
     cdf[np.arange(cdf.shape[2]) >= last] = 1.0
+    return cdf
+
+
+def _build_tables(mdp: FiniteMDP) -> _Tables:
+    nxt, probs = mdp.successors
+    cdf = _cdf(probs)
     width = cdf.shape[2]
     columns = np.ascontiguousarray(cdf.reshape(-1, width)[:, :-1].T)
     arrays = (nxt, cdf, np.ascontiguousarray(mdp.R), columns, nxt.reshape(-1))
@@ -75,10 +81,9 @@ def _build_packed(mdp: FiniteMDP) -> np.ndarray:
     faster than separate cdf / next-state / reward arrays at 10^6 states, 10 actions, b = 2).
     Next states are stored exactly as doubles (< 2^53).
     """
-    t = _tables(mdp) if id(mdp) in _TABLES else None
     nxt, probs = mdp.successors
     width = nxt.shape[2]
-    cdf = t.cdf if t is not None else _build_tables(mdp).cdf
+    cdf = _TABLES[id(mdp)].cdf if id(mdp) in _TABLES else _cdf(probs)
     rec = np.empty((nxt.shape[0] * nxt.shape[1], 2 * width))
     rec[:, : width - 1] = cdf.reshape(-1, width)[:, :-1]
     rec[:, width - 1 : 2 * width - 1] = nxt.reshape(-1, width)
