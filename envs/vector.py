@@ -109,11 +109,14 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.states = np.zeros(self.num_envs, dtype=np.int64)
         self.elapsed = np.zeros(self.num_envs, dtype=np.int64)
-        self.prev_done = np.zeros(self.num_envs, dtype=np.bool_)
         # info["_state"] after a step: every copy reports its state. One read-only array,
         # shared by all steps, since a fresh one costs ~3% of a step at N = 4096.
         self._every_copy = np.ones(self.num_envs, dtype=np.bool_)
         self._every_copy.flags.writeable = False
+        # prev_done when no copy was truncated: identity tells step there is nothing to reset.
+        self._no_copy = np.zeros(self.num_envs, dtype=np.bool_)
+        self._no_copy.flags.writeable = False
+        self.prev_done = self._no_copy
 
     @property
     def autoreset_mode(self) -> AutoresetMode:
@@ -137,14 +140,17 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
                 states = kernels.start_states(self.mdp, self.num_envs, self.np_random)
             self.states = states.copy()
             self.elapsed[:] = 0
-            self.prev_done[:] = False
+            self.prev_done = self._no_copy
             return self._observe(), {"state": self.states.copy(), "_state": self._every_copy}
         n = int(mask.sum())
         self.states[mask] = (
             kernels.start_states(self.mdp, n, self.np_random) if states is None else states[mask]
         )
         self.elapsed[mask] = 0
-        self.prev_done[mask] = False
+        if self.prev_done is not self._no_copy:
+            self.prev_done = self.prev_done & ~mask
+            if not self.prev_done.any():
+                self.prev_done = self._no_copy
         return self._observe(), {"state": np.where(mask, self.states, 0), "_state": mask.copy()}
 
     def step(self, actions):
@@ -153,30 +159,29 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
         actions = kernels.check_indices("actions", actions, self.mdp.n_actions, self.num_envs)
         done = self.prev_done  # only ever set under NEXT_STEP and DISABLED
-        any_done = done.any()
+        any_done = done is not self._no_copy
         if any_done and self._disabled:
             raise ValueError(
                 f"copies {np.flatnonzero(done).tolist()} were truncated at the last step and "
                 "autoreset_mode is DISABLED: reset them first with "
                 'reset(options={"reset_mask": mask}).'
             )
-        states, rewards = kernels.step_unchecked(
-            self.mdp, self.states, actions, self.np_random, backend=self.backend
+        states, rewards, truncated, n_truncated = kernels.step_clocked(
+            self.mdp, self.states, actions, self.np_random, self.elapsed,
+            self.max_episode_steps, backend=self.backend,
         )
-        self.elapsed += 1
         if any_done:  # NEXT_STEP: the copies truncated last step start afresh, reward 0.
             states[done] = kernels.start_states(self.mdp, int(done.sum()), self.np_random)
             rewards[done] = 0.0
             self.elapsed[done] = 0
-        truncated = np.zeros(self.num_envs, dtype=np.bool_)
-        if self.max_episode_steps is not None:
-            truncated = self.elapsed >= self.max_episode_steps
-        if self._same_step and truncated.any():
+            truncated[done] = False
+            n_truncated = int(np.count_nonzero(truncated))
+        if self._same_step and n_truncated:
             final = self._reset_finished(states, truncated)
-            self.prev_done = np.zeros(self.num_envs, dtype=np.bool_)
+            self.prev_done = self._no_copy
         else:
             final = None
-            self.prev_done = truncated
+            self.prev_done = truncated if n_truncated else self._no_copy
         self.states = states
         if self.render_mode == "ansi":
             self._last_actions, self._last_rewards = actions.copy(), rewards.copy()

@@ -111,3 +111,39 @@ def test_env_var_forces_numpy_fallback_with_identical_trajectories():
         out[flag] = res.stdout.split()
     assert out["1"][0] == "numpy" and out["0"][0] == "numba"
     assert out["1"][1] == out["0"][1]
+
+
+@pytest.mark.parametrize("max_steps", [None, 1, 3])
+def test_clocked_step_is_the_plain_step_plus_the_clocks(max_steps):
+    # The vector env's fused step: same successors and draws as sample(), clocks on top.
+    mdp = nsrl.garnet(50, 3, 3, seed=1)
+    pick = np.random.default_rng(0)
+    s = pick.integers(0, 50, 300)
+    a = pick.integers(0, 3, 300)
+    clocks0 = pick.integers(0, 4, 300)
+    plain = kernels.sample(mdp, s, a, np.random.default_rng(7))
+    for backend in BACKENDS:
+        elapsed = clocks0.copy()
+        nxt, rew, trunc, count = kernels.step_clocked(
+            mdp, s, a, np.random.default_rng(7), elapsed, max_steps, backend=backend
+        )
+        np.testing.assert_array_equal(nxt, plain[0])
+        np.testing.assert_array_equal(rew, plain[1])
+        np.testing.assert_array_equal(elapsed, clocks0 + 1)
+        want = np.zeros(300, bool) if max_steps is None else clocks0 + 1 >= max_steps
+        np.testing.assert_array_equal(trunc, want)
+        assert count == int(want.sum())
+
+
+@pytest.mark.skipif(not kernels.HAVE_NUMBA, reason="packed records belong to the numba backend")
+@pytest.mark.parametrize(("width", "length"), [(1, 2), (2, 4), (3, 8), (4, 8), (5, 16), (9, 24)])
+def test_packed_records_start_on_a_cache_line_and_never_straddle_one(width, length):
+    mdp = nsrl.garnet(30, 2, width, seed=0)
+    packed = kernels._packed(mdp)
+    assert packed.length == length
+    assert packed.flat.ctypes.data % 64 == 0
+    assert 64 % (8 * length) == 0 or (8 * length) % 64 == 0
+    rec = packed.flat.reshape(-1, length)
+    nxt, _ = mdp.successors
+    np.testing.assert_array_equal(rec[:, width - 1 : 2 * width - 1], nxt.reshape(-1, width))
+    np.testing.assert_array_equal(rec[:, 2 * width - 1], mdp.R.ravel())
