@@ -190,6 +190,8 @@ def run_task(task: str, n: int, timeout: float) -> dict:
 
 
 def fmt(r: dict, key: str = "seconds") -> str:
+    if r.get("failed") == "not run":
+        return "-"
     if "failed" in r:
         return f"failed ({r['failed']})"
     return f"{r[key]:.3g} s, {r['peak GiB']:.2f} GiB"
