@@ -177,3 +177,18 @@ def _envs(root: Path) -> str:
     body = [[name, best, median] for name, best, median in rows]
     return (md_table(["M transitions/s (S=100, A=4, b=5, 4096 envs)", "best", "median"], body,
                      "lrr") + f"\n\nLoad average at the start: {load} (2 cores).")
+
+
+@block("bench-issue22", sources=[R + "bench_sweep_issue22.txt",
+                                 R + "bench_sweep_issue22_before.txt"])
+def _issue22(root: Path) -> str:
+    after = sweep_rates(root, "bench_sweep_issue22.txt")[0]
+    before = sweep_rates(root, "bench_sweep_issue22_before.txt")[0]
+    table = md_table(["`python benchmarks/bench_sweep.py` (fast path, all 27 instances, one "
+                      "core)", "scheme-iterations/s"],
+                     [["after issue 22 (`benchmarks/results/bench_sweep_issue22.txt`)",
+                       num(after, 0)],
+                      ["before, commit f8eb4df (`benchmarks/results/bench_sweep_issue22_before"
+                       ".txt`)", num(before, 0)]], "lr")
+    return table + (f"\n\nThe {abs(after - before) / before:.1%} between them is within this "
+                    f"machine's drift under load.")
