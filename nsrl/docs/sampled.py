@@ -10,8 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from nsrl.docs.registry import block
-from nsrl.docs.sources import (final_stats, listing, md_table, num, read_csv, search,
-                               section_table, slug)
+from nsrl.docs.sources import (
+    final_stats,
+    listing,
+    md_table,
+    num,
+    read_csv,
+    search,
+    section_table,
+    slug,
+)
 
 CSV = "docs/sampled/sampled.csv"
 REFERENCE = "benchmarks/results/reference_policies_sampled.txt"

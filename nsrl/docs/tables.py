@@ -18,6 +18,12 @@ VERBATIM = [
      "### Garnet(100,4,2), target pi_0"),
     ("sampling-compare-final", R + "compare_targets.txt", "### Final exact loss"),
     ("sampling-compare-targets", R + "compare_targets.txt", "### Targets (issue 12)"),
+    ("rollout-study-a", R + "study_rollouts.txt", "### A. One-call greedy error nu(T v - T_pi' v), "
+     "target pi*"),
+    ("rollout-study-b", R + "study_rollouts.txt", "### B. Final exact loss"),
+    ("rollout-study-b-error", R + "study_rollouts.txt", "Mean in-run greedy error"),
+    ("rollout-study-c", R + "study_rollouts.txt", "### C. Final loss against"),
+    ("rollout-study-d", R + "study_rollouts.txt", "### D. Every scheme"),
 ]
 
 
