@@ -95,6 +95,10 @@ def render_text(text: str, renderers: Mapping[str, Callable[[], str]]
         except (OSError, KeyError, ValueError, IndexError) as exc:
             findings.append(Finding(name, line, f"its renderer failed: {exc!r}"))
             return match[0]
+        line_start = match.string.rfind("\n", 0, match.start()) + 1
+        if not block_form and not match.string[line_start:match.start()].strip():
+            findings.append(Finding(name, line, "an inline value starts its line, which "
+                                    "Markdown reads as an HTML block: put a word before it"))
         if block_form:
             new = new.rstrip("\n") + "\n"
         elif "\n" in new:

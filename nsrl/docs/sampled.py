@@ -199,12 +199,12 @@ def _readme(root: Path) -> str:
     rollout = means("rollout-onehot")
     best = [f"{s} {m:.2f}" for s, m in rollout.iloc[:3].items()]
     worst = [f"{s} {m:.2f}" for s, m in rollout.iloc[-2:].items()]
-    return (f"  - LSTD-Q on one-hot features: every scheme but CPI+ ends at "
+    return (f"- LSTD-Q on one-hot features: every scheme but CPI+ ends at "
             f"{rest.min():.2f}-{rest.max():.2f}; CPI+ at {onehot['CPI+']:.2f} (its stopping "
             f"rule fired in {stop:.0%} of its runs by k = 10);\n"
-            f"  - rollouts + CSC on one-hot features: best {listing(best)}, API "
+            f"- rollouts + CSC on one-hot features: best {listing(best)}, API "
             f"{rollout['API']:.2f}; {api_variability(root)}; last {listing(worst)};\n"
-            f"  - LSTD-Q on the paper's Phi: {_above_pi0(root)}.")
+            f"- LSTD-Q on the paper's Phi: {_above_pi0(root)}.")
 
 
 @block("sampled-rollout-by-b", sources=["docs/sampled/rollout-onehot/summary.md"])

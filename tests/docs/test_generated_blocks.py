@@ -93,3 +93,8 @@ def test_markers_unknown_unclosed_and_fenced():
     assert "<!-- gen: a -->1<!-- /gen -->" in out
     assert "<!-- BEGIN generated: a -->\n1\n<!-- END generated: a -->" in out
     assert "<!-- gen: example -->9<!-- /gen -->" in out
+
+
+def test_an_inline_value_at_the_start_of_a_line_is_reported():
+    _, findings = render_text("text\n<!-- gen: a -->1<!-- /gen --> more", {"a": lambda: "1"})
+    assert [f.problem.split(",")[0] for f in findings] == ["an inline value starts its line"]
