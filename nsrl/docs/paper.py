@@ -162,10 +162,18 @@ def _observations(root: Path) -> str:
     return "\n".join(lines)
 
 
-@block("paper-verdicts", sources=[SUMMARY, "docs/sensitivity/observations.csv"])
-def _verdicts(root: Path) -> str:
+def verdicts(root: Path, compact: bool) -> str:
+    """Section 5's verdicts on the paper run, or on the sensitivity default if it has none."""
     if has_observations(root):
         table = section_table(root, SUMMARY, "## Section 5's observations")
+        if compact:
+            held = [r.iloc[0] for _, r in table.iterrows() if "holds" in r["verdict"]
+                    and "not" not in r["verdict"]]
+            failed = [r.iloc[0] for _, r in table.iterrows() if r.iloc[0] not in held]
+            return ("Verdicts of the observation checks on this run (`docs/paper/summary.md`): "
+                    + (f"{listing(held)} {'holds' if len(held) == 1 else 'hold'}" if held
+                       else "none holds")
+                    + (f"; {listing(failed)} do not." if failed else "."))
         return ("Verdicts of the observation checks on this run (`summary.md`):\n\n"
                 + md_table(list(table.columns), table.values.tolist()))
     from nsrl.docs.sensitivity import default_verdicts
@@ -175,6 +183,11 @@ def _verdicts(root: Path) -> str:
             + default_verdicts(root) + ".")
 
 
+@block("paper-verdicts", sources=[SUMMARY, "docs/sensitivity/observations.csv"])
+def _verdicts(root: Path) -> str:
+    return verdicts(root, compact=False)
+
+
 @block("readme-paper-ranking", sources=[SUMMARY, "docs/sensitivity/observations.csv"])
 def _readme_ranking(root: Path) -> str:
     t = final(root).sort_values("mean")
@@ -182,7 +195,7 @@ def _readme_ranking(root: Path) -> str:
             for s, r in t.iterrows()]
     table = md_table(["scheme", "final mean loss", "within-MDP std", "stored policies"], rows,
                      "lrrr")
-    return table + "\n\n" + _verdicts(root)
+    return table + "\n\n" + verdicts(root, compact=True)
 
 
 @block("paper-reference", sources=["benchmarks/results/reference_policies_sampled.txt"])

@@ -20,7 +20,7 @@ def default_verdicts(root: Path) -> str:
         raise ValueError(f"{OBSERVATIONS} has no row of the variant 'default'")
     held = [o for o in OBS if bool(rows[o])]
     failed = [o for o in OBS if not bool(rows[o])]
-    text = f"{listing(held)} hold" if held else "none holds"
+    text = f"{listing(held)} {'holds' if len(held) == 1 else 'hold'}" if held else "none holds"
     return text + (f"; {listing(failed)} do not" if failed else "")
 
 

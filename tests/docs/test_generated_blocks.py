@@ -98,3 +98,18 @@ def test_markers_unknown_unclosed_and_fenced():
 def test_an_inline_value_at_the_start_of_a_line_is_reported():
     _, findings = render_text("text\n<!-- gen: a -->1<!-- /gen --> more", {"a": lambda: "1"})
     assert [f.problem.split(",")[0] for f in findings] == ["an inline value starts its line"]
+
+
+def test_a_paper_run_with_observations_is_quoted_from_its_summary(copy):
+    """After a rerun of the paper preset, whose summary ends with the observation table."""
+    sampled = (copy / "docs" / "sampled" / "projected" / "summary.md").read_text()
+    section = sampled[sampled.index("## Section 5's observations"):]
+    summary = copy / "docs" / "paper" / "summary.md"
+    summary.write_text(summary.read_text() + "\n" + section)
+    assert render_pages(copy) == []
+    readme = (copy / "README.md").read_text()
+    assert "Verdicts of the observation checks on this run" in readme
+    assert "O3 holds; O1, O2, O4, O5, O6 and C do not." in readme  # the projected variant's
+    reproduce = (copy / "docs" / "reproduce.md").read_text()
+    assert "is that run's (created" in reproduce
+    assert check_pages(copy) == []
