@@ -1,0 +1,194 @@
+"""Blocks of docs/performance.md (and the README) that quote benchmarks/results/*.
+
+Each block reads the committed output of a benchmark; none reruns one (timings depend on
+the machine and on its load, which the pages state beside each table).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from nsrl.docs.registry import block
+from nsrl.docs.sources import md_table, num, read_text, search
+
+R = "benchmarks/results/"
+SWEEPS = {  # file -> what the run was
+    "bench_sweep_final_code.txt": "the code of the one-sitting paper run, nothing else running",
+    "bench_sweep_before_reorganisation.txt": "before the reorganisation into layers (slow day)",
+    "bench_sweep.txt": "after the reorganisation, back to back with the line above",
+    "bench_sweep_issue22_before.txt": "before issue 22 (loaded machine)",
+    "bench_sweep_issue22.txt": "after issue 22, right after the line above",
+}
+
+
+def sweep_rates(root: Path, name: str) -> tuple[int, int, float]:
+    """(fast, baseline) scheme-iterations/s and the fast path's projection on 2 cores, min."""
+    rel = R + name
+    rate = search(root, rel, r"fast ([\d,]+) .*baseline ([\d,]+)")
+    two = search(root, rel, r"fast path :.*?([\d.]+) min on 2")[1]
+    return int(rate[1].replace(",", "")), int(rate[2].replace(",", "")), float(two)
+
+
+@block("perf-sweep", sources=[R + n for n in SWEEPS])
+def _sweep(root: Path) -> str:
+    rows = []
+    for name, what in SWEEPS.items():
+        fast, base, two = sweep_rates(root, name)
+        rows.append([f"`{name}`", what, num(fast, 0), num(base, 0), f"{fast / base:.1f}x",
+                     f"{two:.1f} min"])
+    return md_table(["result file", "code and machine", "fast path", "baseline", "ratio",
+                     "projected full protocol, 2 cores"], rows, "llrrrr")
+
+
+@block("perf-sweep-shares", sources=[R + "bench_sweep_final_code.txt"])
+def _shares(root: Path) -> str:
+    text = read_text(root, R + "bench_sweep_final_code.txt")
+    by_size = re.findall(r"n_S = +(\d+):\s+[\d.]+ s\s+([\d.]+)%", text)
+    by_scheme = re.findall(r"^  (\S+)\s+[\d.]+ s\s+([\d.]+)%", text, re.MULTILINE)
+    if not by_size or not by_scheme:
+        raise ValueError(f"{R}bench_sweep_final_code.txt has no time shares")
+    return ("Where the time goes: " + ", ".join(f"n_S = {s} {float(p):.0f}%" for s, p in by_size)
+            + "; by scheme " + ", ".join(f"{s} {float(p):.0f}%" for s, p in by_scheme) + ".")
+
+
+@block("perf-quick-fresh", sources=[R + "bench_scale_session_runs.txt"])
+def _quick(root: Path) -> str:
+    rel = R + "bench_scale_session_runs.txt"
+    shards = search(root, rel, r"README's main command[^\n]*\ncomputed (\d+) shards in ([\d.]+) s")
+    real = search(root, rel, r"README's main command(?:.*\n)*?real\s+(\d+)m([\d.]+)s")
+    total = 60 * int(real[1]) + float(real[2])
+    return (f"{shards[1]} shards computed in {shards[2]} s, {total:.1f} s for the whole command "
+            f"(statistics and figures included)")
+
+
+@block("perf-lstdq", sources=[R + "bench_lstdq_speed.txt"])
+def _lstdq(root: Path) -> str:
+    rel = R + "bench_lstdq_speed.txt"
+    new = search(root, rel, r"new: one call \(draw[^|]*\| ([\d.]+)")[1]
+    base = search(root, rel, r"baseline: one call \(draw[^|]*\| ([\d.]+)")[1]
+    return (f"one LSTD-Q greedy call drawing and using 10^6 transitions (Garnet(100, 4, 2), "
+            f"one-hot) takes {new} s, against {base} s for the dense solve of before in the "
+            f"same run (target: 0.5 s)")
+
+
+@block("perf-rollouts", sources=[R + "bench_rollouts.txt"])
+def _rollouts(root: Path) -> str:
+    rel = R + "bench_rollouts.txt"
+    size = search(root, rel, r"= ([\d.]+ M) transitions")[1]
+    shipped = search(root, rel, r"fused kernel \(numba\)\s+([\d.]+)")[1]
+    gym = search(root, rel, r"per-step Gymnasium.*?\s([\d.]+)\s+[\d.]+\s+\(")[1]
+    return (f"one rollout greedy step of {size} transitions (Garnet(100, 5, 2)) takes "
+            f"{shipped} s (target: 0.2 s), {gym} s through per-step Gymnasium calls")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _table_rows(text: str, header_start: str) -> list[list[str]]:
+    """Rows of every Markdown table whose header line starts with ``header_start``."""
+    rows, inside = [], False
+    for line in text.splitlines():
+        if line.startswith(header_start):
+            inside = True
+        elif inside and line.startswith("|") and not line.startswith("|---"):
+            rows.append(_cells(line.split("|   (")[0] + "|"))
+        elif inside and not line.startswith("|"):
+            inside = False
+    return rows
+
+
+def _short(cell: str) -> str:
+    cell = re.sub(r", [\d.]+ GiB", "", cell)
+    cell = re.sub(r"failed \([^)]*Unable to allocate ([\d.]+ GiB)[^)]*\)?", r"out of memory "
+                  r"(\1 asked)", cell)
+    cell = cell.replace("failed (> 400 s)", "> 400 s").replace("failed (not run)", "-")
+    return re.sub(r"\bnanx\b", "-", cell)
+
+
+@block("perf-scale", sources=[R + "bench_scale_cpu.txt"])
+def _scale(root: Path) -> str:
+    rows = _table_rows(read_text(root, R + "bench_scale_cpu.txt"), "| n_S | build")
+    best = {r[0]: r for r in rows if not any(c.startswith("failed") for c in r)}
+    if not best:
+        raise ValueError(f"{R}bench_scale_cpu.txt has no complete row")
+    header = ["n_S", "build", "one evaluation", "v* (certified bound)", "loss (v* known)",
+              "10 API iterations", "vector env: made", "steps/s, 4096 envs",
+              "one LSTD-Q call, 10^6 transitions"]
+    return md_table(header, [[c if i == 0 else c.replace(", 0.", ", 0.") for i, c in
+                              enumerate(r)] for r in best.values()], "l" + "r" * 8)
+
+
+@block("perf-mdptoolbox", sources=[R + "bench_scale_session_runs.txt",
+                                   R + "bench_scale_loaded_wall.txt"])
+def _mdptoolbox(root: Path) -> str:
+    rows = _table_rows(read_text(root, R + "bench_scale_session_runs.txt"), "| n_S | nsrl eval")
+    later = _table_rows(read_text(root, R + "bench_scale_loaded_wall.txt"), "| n_S | nsrl eval")
+    seen = {r[0] for r in rows}
+    rows += [r for r in later if r[0] not in seen and len(r) == 7]
+    header = ["n_S", "nsrl evaluation", "mdptoolbox evaluation (sparse / dense)", "nsrl v*",
+              "mdptoolbox PI (sparse / dense)", "mdptoolbox VI, epsilon 0.01",
+              "speed-up evaluation / v*"]
+    return md_table(header, [[_short(c) for c in r] for r in rows], "lrrrrrr")
+
+
+@block("perf-exact", sources=[R + f"bench_exact_issue20_{w}_{i}.txt"
+                              for w in ("base", "new") for i in (1, 2)])
+def _exact(root: Path) -> str:
+    def parse(name: str) -> dict[str, str]:
+        text = read_text(root, R + name)
+        out = {"evaluation": re.search(r"one evaluation \(deterministic\)\s+([\d.]+ms)", text)}
+        for scheme, ms in re.findall(r"^  (\S+)\s+([\d.]+) ms/iteration", text, re.MULTILINE):
+            out[scheme] = f"{ms} ms"
+        if out["evaluation"] is None:
+            raise ValueError(f"{R}{name} has no 'one evaluation' line")
+        out["evaluation"] = out["evaluation"][1].replace("ms", " ms")
+        return out
+
+    runs = [parse(f"bench_exact_issue20_{w}_{i}.txt") for w in ("base", "new") for i in (1, 2)]
+    rows = [[what, *(r.get(what, "-") for r in runs)] for what in runs[-1]]
+    return md_table(["Garnet(200, 10, 2)", "before, run 1", "before, run 2", "after, run 1",
+                     "after, run 2"], rows, "lrrrr")
+
+
+@block("perf-cpi-plus", sources=[R + "bench_cpi_plus_per_k.txt"])
+def _cpi_plus(root: Path) -> str:
+    text = read_text(root, R + "bench_cpi_plus_per_k.txt")
+    rows = re.findall(r"^\s+(\d+) -\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", text, re.MULTILINE)
+    whole = re.search(r"whole run\s+([\d.]+s)\s+([\d.]+s)", text)
+    if not rows or whole is None:
+        raise ValueError(f"{R}bench_cpi_plus_per_k.txt has no per-k rows")
+    body = [[f"{a}-{b}", c, f"{d} ms", f"{e} ms"] for a, b, c, d, e in rows]
+    body.append(["whole run (100 iterations)", "", whole[1], whole[2]])
+    return md_table(["iterations", "candidates", "per candidate, folded mixtures",
+                     "flat mixtures (before)"], body, "lrrr")
+
+
+@block("perf-envs", sources=[R + "bench_envs_loaded.txt"])
+def _envs(root: Path) -> str:
+    rel = R + "bench_envs_loaded.txt"
+    text = read_text(root, rel)
+    load = search(root, rel, r"load ([\d.]+)")[1]
+    rows = re.findall(r"^(native vector env, \w+|SyncVectorEnv|single env via gym.make)[^\d]*?"
+                      r"(?:N=\d+)?\s+([\d.]+)\s+([\d.]+)$", text, re.MULTILINE)
+    if len(rows) != 4:
+        raise ValueError(f"{rel}: expected 4 timing rows, found {len(rows)}")
+    body = [[name, best, median] for name, best, median in rows]
+    return (md_table(["M transitions/s (S=100, A=4, b=5, 4096 envs)", "best", "median"], body,
+                     "lrr") + f"\n\nLoad average at the start: {load} (2 cores).")
+
+
+@block("bench-issue22", sources=[R + "bench_sweep_issue22.txt",
+                                 R + "bench_sweep_issue22_before.txt"])
+def _issue22(root: Path) -> str:
+    after = sweep_rates(root, "bench_sweep_issue22.txt")[0]
+    before = sweep_rates(root, "bench_sweep_issue22_before.txt")[0]
+    table = md_table(["`python benchmarks/bench_sweep.py` (fast path, all 27 instances, one "
+                      "core)", "scheme-iterations/s"],
+                     [["after issue 22 (`benchmarks/results/bench_sweep_issue22.txt`)",
+                       num(after, 0)],
+                      ["before, commit f8eb4df (`benchmarks/results/bench_sweep_issue22_before"
+                       ".txt`)", num(before, 0)]], "lr")
+    return table + (f"\n\nThe {abs(after - before) / before:.1%} between them is within this "
+                    f"machine's drift under load.")

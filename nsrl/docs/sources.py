@@ -1,0 +1,88 @@
+"""Readers of committed result files and the Markdown helpers the renderers share.
+
+Every reader raises an error naming the file and what was looked for when it is missing, so a
+broken block says which source to regenerate.
+
+Example:
+    >>> from nsrl.docs.sources import md_table
+    >>> print(md_table(["scheme", "mean"], [["API", "26.18"]]))
+    | scheme | mean |
+    | --- | --- |
+    | API | 26.18 |
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+
+def read_text(root: Path, rel: str) -> str:
+    """The text of the result file ``rel``."""
+    path = root / rel
+    if not path.is_file():
+        raise FileNotFoundError(f"result file {rel} is missing; restore or regenerate it")
+    return path.read_text(encoding="utf-8")
+
+
+def search(root: Path, rel: str, pattern: str) -> re.Match[str]:
+    """The first match of ``pattern`` (multiline) in ``rel``; ValueError if there is none."""
+    match = re.search(pattern, read_text(root, rel), re.MULTILINE)
+    if match is None:
+        raise ValueError(f"{rel} has no line matching {pattern!r}")
+    return match
+
+
+def read_csv(root: Path, rel: str) -> pd.DataFrame:
+    """A committed CSV file as a DataFrame."""
+    read_text(root, rel)
+    return pd.read_csv(root / rel)
+
+
+def final_stats(root: Path, rel: str) -> pd.DataFrame:
+    """The rows of a stats.csv at its last iteration, indexed by scheme."""
+    stats = read_csv(root, rel)
+    return stats[stats["iteration"] == stats["iteration"].max()].set_index("scheme")
+
+
+def section_table(root: Path, rel: str, heading: str) -> pd.DataFrame:
+    """The first Markdown table under the heading ``heading`` of ``rel``, as strings."""
+    text = read_text(root, rel)
+    start = text.find(heading)
+    if start < 0:
+        raise ValueError(f"{rel} has no heading {heading!r}")
+    lines = [ln for ln in text[start:].splitlines() if ln.startswith("|")]
+    rows: list[list[str]] = []
+    for ln in text[start:].splitlines()[1:]:
+        if ln.startswith("|"):
+            rows.append([c.strip() for c in ln.strip().strip("|").split("|")])
+        elif rows:
+            break
+    if not lines or len(rows) < 2:
+        raise ValueError(f"{rel} has no table under {heading!r}")
+    return pd.DataFrame(rows[2:], columns=rows[0])
+
+
+def md_table(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
+    """A Markdown table; ``align`` has one character per column, 'l' or 'r'."""
+    align = align or "l" * len(header)
+    rule = ["---:" if a == "r" else "---" for a in align]
+    lines = [header, rule, *rows]
+    return "\n".join("| " + " | ".join(str(c) for c in ln) + " |" for ln in lines)
+
+
+def num(x: float, digits: int = 2) -> str:
+    """``x`` with ``digits`` decimals and a thin-space-free thousands separator (a space)."""
+    return f"{x:,.{digits}f}".replace(",", " ")
+
+
+def listing(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def slug(scheme: str) -> str:
+    """A scheme's name as a marker name: 'API(0.1)' -> 'api-0.1', 'CPI+' -> 'cpi-plus'."""
+    return scheme.lower().replace("+", "-plus").replace("(", "-").replace(")", "")

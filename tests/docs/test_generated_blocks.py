@@ -1,0 +1,115 @@
+"""The numbers of README.md and docs/ are those of the committed result files.
+
+`python -m nsrl.docs --check` on the repository finds nothing stale, and it does find a
+figure edited by hand (in a copy of the pages, in a temporary folder), naming its block.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import nsrl.docs  # noqa: F401  (registers the renderers)
+from nsrl.docs.__main__ import main
+from nsrl.docs.markers import render_text
+from nsrl.docs.render import check_pages, render_pages
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def copy(tmp_path):
+    """README.md, docs/ and benchmarks/results/ copied to a temporary root (figures left out)."""
+    shutil.copy(REPO / "README.md", tmp_path / "README.md")
+    shutil.copytree(REPO / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("*.png"))
+    shutil.copytree(REPO / "benchmarks" / "results", tmp_path / "benchmarks" / "results")
+    return tmp_path
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) >= 1, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_every_generated_block_of_the_repository_is_current():
+    findings = check_pages(REPO)
+    assert findings == [], "\n".join(map(str, findings)) + "\nrun `python -m nsrl.docs`"
+
+
+def test_a_table_figure_edited_by_hand_is_reported(copy):
+    # API's final mean with the projected operator, in the table of docs/sampled.md
+    _edit(copy / "docs" / "sampled.md", "| projected | 25.89 (8) |", "| projected | 24.89 (8) |")
+    findings = [str(f) for f in check_pages(copy)]
+    assert len(findings) == 1
+    assert findings[0].startswith("docs/sampled.md:")
+    assert "'sampled-final-means'" in findings[0] and "stale" in findings[0]
+    assert "24.89" in findings[0] and "25.89" in findings[0]
+    assert main(["--check", "--root", str(copy)]) == 1
+
+
+def test_a_number_in_a_sentence_edited_by_hand_is_reported(copy):
+    # pi_0's loss, an inline value of docs/sampled.md
+    _edit(copy / "docs" / "sampled.md", "has a mean loss of 26.63", "has a mean loss of 25.63")
+    names = [f.finding.name for f in check_pages(copy)]
+    assert names == ["sampled-reference"]
+
+
+def test_a_readme_figure_edited_by_hand_is_reported(copy):
+    _edit(copy / "README.md", "| PSDP | 24.39 |", "| PSDP | 23.39 |")
+    findings = check_pages(copy)
+    assert [(f.page, f.finding.name) for f in findings] == [("README.md", "readme-paper-ranking")]
+
+
+def test_a_changed_result_file_makes_its_blocks_stale_and_render_updates_them(copy):
+    summary = copy / "docs" / "paper" / "summary.md"
+    _edit(summary, "| PSDP | 24.393 |", "| PSDP | 24.993 |")
+    stale = {f.finding.name for f in check_pages(copy)}
+    assert {"paper-final-table", "readme-paper-ranking", "paper-observations-measured"} <= stale
+    assert render_pages(copy) == []
+    assert check_pages(copy) == []
+    assert "| PSDP | 24.993 |" in (copy / "docs" / "reproduce.md").read_text()
+    assert main(["--check", "--root", str(copy)]) == 0
+
+
+def test_a_missing_result_file_is_named(copy):
+    (copy / "benchmarks" / "results" / "bench_rollouts.txt").unlink()
+    findings = [str(f) for f in check_pages(copy)]
+    assert len(findings) == 1 and "'perf-rollouts'" in findings[0]
+    assert "bench_rollouts.txt is missing" in findings[0]
+
+
+def test_markers_unknown_unclosed_and_fenced():
+    renderers = {"a": lambda: "1"}
+    text = ("x <!-- gen: a -->0<!-- /gen --> <!-- gen: b -->2<!-- /gen -->\n"
+            "<!-- BEGIN generated: a -->\nold\n<!-- END generated: a -->\n"
+            "<!-- BEGIN generated: c -->\nnever closed\n"
+            "```\n<!-- gen: example -->9<!-- /gen -->\n```\n")
+    out, findings = render_text(text, renderers)
+    problems = {(f.name, f.problem.split(":")[0]) for f in findings}
+    assert problems == {("a", "stale"), ("b", "no renderer is registered under this name "
+                                                "(register one with nsrl.docs.registry.block)"),
+                        ("c", "opening marker without its closing marker")}
+    assert "<!-- gen: a -->1<!-- /gen -->" in out
+    assert "<!-- BEGIN generated: a -->\n1\n<!-- END generated: a -->" in out
+    assert "<!-- gen: example -->9<!-- /gen -->" in out
+
+
+def test_an_inline_value_at_the_start_of_a_line_is_reported():
+    _, findings = render_text("text\n<!-- gen: a -->1<!-- /gen --> more", {"a": lambda: "1"})
+    assert [f.problem.split(",")[0] for f in findings] == ["an inline value starts its line"]
+
+
+def test_a_paper_run_with_observations_is_quoted_from_its_summary(copy):
+    """After a rerun of the paper preset, whose summary ends with the observation table."""
+    sampled = (copy / "docs" / "sampled" / "projected" / "summary.md").read_text()
+    section = sampled[sampled.index("## Section 5's observations"):]
+    summary = copy / "docs" / "paper" / "summary.md"
+    summary.write_text(summary.read_text() + "\n" + section)
+    assert render_pages(copy) == []
+    readme = (copy / "README.md").read_text()
+    assert "Verdicts of the observation checks on this run" in readme
+    assert "O3 holds; O1, O2, O4, O5, O6 and C do not." in readme  # the projected variant's
+    reproduce = (copy / "docs" / "reproduce.md").read_text()
+    assert "is that run's (created" in reproduce
+    assert check_pages(copy) == []
