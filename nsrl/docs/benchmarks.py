@@ -107,17 +107,52 @@ def _short(cell: str) -> str:
     return re.sub(r"\bnanx\b", "-", cell)
 
 
-@block("perf-scale", sources=[R + "bench_scale_cpu.txt"])
-def _scale(root: Path) -> str:
-    rows = _table_rows(read_text(root, R + "bench_scale_cpu.txt"), "| n_S | build")
-    best = {r[0]: r for r in rows if not any(c.startswith("failed") for c in r)}
+SCALE_IDLE = R + "bench_scale_idle_wall.txt"  # the headline: one run on the idle machine
+SCALE_LOADED = R + "bench_scale_cpu.txt"  # CPU seconds under load, an earlier run
+SCALE_HEADER = ["n_S", "build", "one evaluation", "v* (certified bound)", "loss (v* known)",
+                "10 API iterations", "vector env: made", "steps/s, 4096 envs",
+                "one LSTD-Q call, 10^6 transitions"]
+SCALE_TASKS = ("build", "eval", "vstar", "loss", "api10", "vecenv", "steps")
+
+
+def scale_rows(root: Path, rel: str) -> dict[str, list[str]]:
+    """The complete rows of a ``bench_scale.py`` output by n_S (the last one of each size)."""
+    rows = _table_rows(read_text(root, rel), "| n_S | build")
+    best = {r[0]: r for r in rows if not any(c.startswith("failed") or c == "-" for c in r)}
     if not best:
-        raise ValueError(f"{R}bench_scale_cpu.txt has no complete row")
-    header = ["n_S", "build", "one evaluation", "v* (certified bound)", "loss (v* known)",
-              "10 API iterations", "vector env: made", "steps/s, 4096 envs",
-              "one LSTD-Q call, 10^6 transitions"]
-    return md_table(header, [[c if i == 0 else c.replace(", 0.", ", 0.") for i, c in
-                              enumerate(r)] for r in best.values()], "l" + "r" * 8)
+        raise ValueError(f"{rel} has no complete row")
+    return best
+
+
+def _scale_block(rel: str):
+    def render(root: Path) -> str:
+        return md_table(SCALE_HEADER, list(scale_rows(root, rel).values()), "l" + "r" * 8)
+    return render
+
+
+block("perf-scale", sources=[SCALE_IDLE])(_scale_block(SCALE_IDLE))
+block("perf-scale-loaded", sources=[SCALE_LOADED])(_scale_block(SCALE_LOADED))
+
+
+def _scale_value(task: str, what: str):
+    def render(root: Path) -> str:
+        cell = scale_rows(root, SCALE_IDLE)["1,000,000"][1 + SCALE_TASKS.index(task)]
+        if what == "rate":
+            return cell
+        seconds = re.match(r"([\d.]+) s", cell)
+        gib = re.search(r"([\d.]+) GiB", cell)
+        bound = re.search(r"\(([\d.e+-]+)\)", cell)
+        found = {"s": seconds, "GiB": gib, "bound": bound}[what]
+        if found is None:
+            raise ValueError(f"{SCALE_IDLE}: no {what} in the 10^6 row's {task} cell {cell!r}")
+        return found[1] if what == "bound" else f"{found[1]} {what}"
+    return render
+
+
+for _task in SCALE_TASKS:
+    for _what in {"steps": ("rate",), "vstar": ("s", "GiB", "bound")}.get(_task, ("s", "GiB")):
+        block(f"scale.1e6.{_task}.{_what}", sources=[SCALE_IDLE], optional=True)(
+            _scale_value(_task, _what))
 
 
 @block("perf-mdptoolbox", sources=[R + "bench_scale_session_runs.txt",
