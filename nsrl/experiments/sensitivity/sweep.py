@@ -16,6 +16,10 @@ VARIANTS = {
     "constant-feature": {"constant_feature": True},
     "exact-advantage": {"cpi_advantage": "exact"},
     "epsilon-0.01": {"cpi_epsilon": 0.01},
+    # The projected operator's greedy error from pi_0 under d_(pi_0,nu), in CPI's normalised
+    # units (1 - gamma) rho (T v - T_pi' v): median 0.005, mean 0.036 (docs/fidelity.md).
+    "epsilon-0.03": {"cpi_epsilon": 0.03},
+    "epsilon-0.1": {"cpi_epsilon": 0.1},
     "largest-improving": {"line_search": "largest-improving"},
     "doubling": {"line_search": "doubling"},
     "estimated-scores": {"line_search_scores": "estimated"},
