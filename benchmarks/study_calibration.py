@@ -4,7 +4,7 @@ Over what the paper leaves open, with p = n_S / 10 and iota = 0.1 as it states t
 of Phi's entries (``feature_law``: uniform, centred, gaussian, binary), a constant feature
 (no, yes) and the noise model (relative, absolute, span): 24 settings. Each is measured on 4
 of the sensitivity study's instances, on MDPs 10 and 11 (held out: the study uses MDPs 0-4),
-4 runs of API x 100 iterations each, by the two measures of
+4 runs of API x 100 iterations each (the batched engine), by the two measures of
 :mod:`nsrl.experiments.sensitivity.calibration` against its ranges, which were fixed before
 this search ran (step fraction in [0.5, 0.9], relative spread in [0.01, 0.2]).
 
@@ -22,14 +22,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import nsrl
 from nsrl.experiments.domains import build_mdp
 from nsrl.experiments.presets import Shard
 from nsrl.experiments.sensitivity import SWEEP
 from nsrl.experiments.sensitivity.calibration import (
-    exact_step_losses, is_calibrated, relative_spread, step_fraction)
-from nsrl.greedy.model_based import FEATURE_LAWS, NOISE_MODELS, ProjectedGreedy
+    exact_step_losses,
+    is_calibrated,
+    relative_spread,
+    step_fraction,
+)
+from nsrl.greedy.model_based import FEATURE_LAWS, NOISE_MODELS
 from nsrl.schemes import API
-from nsrl.schemes.base import reference_run
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCES = [(50, 2, 1), (100, 5, 2), (200, 10, 10), (100, 2, 10)]
@@ -41,10 +45,9 @@ def measure(mdps, options: dict) -> dict:
     """Both measures of one setting over ``mdps`` [(mdp, L(pi_0), L(exact step))]."""
     l0, lx, l1, spread, final = [], [], [], [], []
     for i, (mdp, loss0, loss_x) in enumerate(mdps):
-        op = ProjectedGreedy(mdp, **options)
-        runs = np.array([reference_run(API(), op, ITERATIONS,
-                                       rng=np.random.default_rng([24, i, r])).losses
-                         for r in range(RUNS)])
+        runs = nsrl.run(API(), nsrl.OperatorSpec("projected", **options), ITERATIONS,
+                        rng=[np.random.default_rng([24, i, r]) for r in range(RUNS)], mdp=mdp,
+                        engine="batched").losses
         l0.append(loss0), lx.append(loss_x), l1.append(runs[:, 0].mean())
         spread.append(runs[:, -1].std()), final.append(runs[:, -1].mean())
     fraction, rel = step_fraction(l0, lx, l1), relative_spread(spread, l0)

@@ -274,9 +274,9 @@ class Sweep:
 
 
 # Fields added after the first results were published, with the default that reproduces them.
-_LATER_FIELDS = ("constant_feature", "feature_law", "line_search_scores", "cpi_advantage", "cpi_epsilon",
-                 "line_search", "operator", "representation", "samples_per_pair", "domain",
-                 "feature_map", "samples_per_call", "engine")
+_LATER_FIELDS = ("constant_feature", "feature_law", "line_search_scores", "cpi_advantage",
+                 "cpi_epsilon", "line_search", "operator", "representation", "samples_per_pair",
+                 "domain", "feature_map", "samples_per_call", "engine")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
 
 

@@ -89,10 +89,10 @@ def perturb(v: np.ndarray, u: np.ndarray, noise_model: str) -> np.ndarray:
 
 def projection_features(phi: np.ndarray, constant_feature: bool,
                         feature_law: str = "uniform") -> np.ndarray:
-    """Phi mapped by ``feature_law`` (:data:`FEATURE_LAWS`), with a column of ones appended
-    when ``constant_feature``.
+    """Phi mapped by ``feature_law``, with a column of ones appended when ``constant_feature``.
 
-    With the constant feature, the projection keeps the rho-mean of the projected value.
+    The laws are :data:`FEATURE_LAWS`. With the constant feature, the projection keeps the
+    rho-mean of the projected value.
 
     Examples:
         >>> projection_features(np.array([[0.25], [0.75]]), True, "centred").tolist()
@@ -206,5 +206,5 @@ class ProjectedGreedy(_ModelOperator):
         return float(self.mdp.start @ self.project(self.perturb(v, rng), self.mdp.start))
 
 
-__all__ = ["FEATURE_LAWS", "NOISE_MAX", "NOISE_MODELS", "VALUE_ESTIMATES", "ExactGreedy", "ProjectedGreedy",
-           "greedy_actions", "perturb", "projection_features"]
+__all__ = ["FEATURE_LAWS", "NOISE_MAX", "NOISE_MODELS", "VALUE_ESTIMATES", "ExactGreedy",
+           "ProjectedGreedy", "greedy_actions", "perturb", "projection_features"]

@@ -1,12 +1,151 @@
-"""The sensitivity study's analysis: one row per reading (nsrl.experiments.variants)."""
+"""The sensitivity study's analysis: every table a function of two stored files.
+
+:func:`analyse` (run by ``nsrl reproduce --preset sensitivity`` once every reading is
+complete, and by ``nsrl plot DIR``) keeps, from each reading's results folder, the per-MDP
+statistics the tables read (:data:`KEEP`) in ``per_mdp.csv``, with the exact losses of pi_0 and
+of the exact greedy step on the same MDPs in ``reference_losses.csv``; then :func:`tables`
+writes, from those two files alone:
+
+* ``sensitivity.csv`` / ``.md``: per reading, the verdict of each observation, the
+  calibration measures (:mod:`nsrl.experiments.sensitivity.calibration`), each scheme's final
+  mean loss, the spreads and CPI+'s stopping fractions, and the verdicts that another threshold
+  changes (:func:`nsrl.experiments.observations.robustness`);
+* ``robustness.csv``: every verdict under every threshold.
+
+A reading that runs CPI+ alone (``sweep.SHARES``) takes the other schemes from the reading it
+shares them with. ``python -m nsrl.experiments.sensitivity.analysis DIR`` rewrites the
+tables from a folder's two files (e.g. the committed ``docs/sensitivity``).
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from nsrl.experiments.variants import write_summary
+import numpy as np
+import pandas as pd
+
+from nsrl.experiments.observations import Final, flips, observations, robustness
+from nsrl.experiments.report import balanced, load_per_mdp, markdown
+from nsrl.experiments.sensitivity.calibration import measures, reference_losses
+from nsrl.experiments.sensitivity.sweep import SHARES, SWEEP, VARIANTS
+
+# The per-MDP rows the tables read: the final iteration of every scheme, API's first (the
+# calibration's step fraction) and CPI+'s stopping fractions at k = 1, 10 and 20.
+KEEP = {"API": (1,), "CPI+": (1, 10, 20)}
+COLUMNS = ["variant", "n_states", "n_actions", "branching", "mdp", "scheme", "iteration",
+           "mean", "std", "runs", "stopped"]
+OBSERVATIONS = ["O1", "O2", "O3", "O4", "O5", "O6", "C"]
 
 
 def analyse(out, experiment) -> list[Path]:
-    """Write ``sensitivity.csv`` and ``sensitivity.md`` (verdicts, means, ranks, spreads)."""
-    return write_summary(out, experiment)
+    """Store ``per_mdp.csv`` and ``reference_losses.csv`` in ``out``, then :func:`tables`."""
+    out = Path(out)
+    parts = []
+    for name in experiment.variants:
+        folder = out / name
+        if (folder / "manifest.json").exists():
+            sweep, pm, _ = load_per_mdp(folder)
+            pm, _ = balanced(pm, sweep)
+            parts.append(kept(pm).assign(variant=name))
+    if not parts:
+        raise ValueError(f"{out} holds no reading of the sensitivity study yet: run `nsrl "
+                         f"reproduce --preset sensitivity --out {out}` first.")
+    pd.concat(parts)[COLUMNS].to_csv(out / "per_mdp.csv", index=False, float_format="%.6g")
+    reference = out / "reference_losses.csv"
+    if not reference.exists():
+        reference_losses(experiment.base).to_csv(reference, index=False, float_format="%.8g")
+    return [out / "per_mdp.csv", reference] + tables(out)
+
+
+def kept(pm: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``pm`` that the tables read (:data:`KEEP`)."""
+    last = pm["iteration"] == pm["iteration"].max()
+    extra = np.zeros(len(pm), dtype=bool)
+    for scheme, ks in KEEP.items():
+        extra |= (pm["scheme"] == scheme) & pm["iteration"].isin(ks)
+    out = pm[last | extra].copy()
+    if "stopped" not in out.columns:
+        out["stopped"] = 0.0
+    return out
+
+
+def readings(folder) -> dict[str, pd.DataFrame]:
+    """Reading -> its per-MDP rows from ``folder/per_mdp.csv``, shared schemes filled in."""
+    table = pd.read_csv(Path(folder) / "per_mdp.csv")
+    found = {name: part.drop(columns="variant") for name, part in table.groupby("variant")}
+    out = {}
+    for name in [v for v in VARIANTS if v in found]:
+        pm = found[name]
+        base = SHARES.get(name)
+        if base is not None:
+            if base not in found:
+                continue  # the reading it shares its other schemes with is not run yet
+            other = found[base][~found[base]["scheme"].isin(pm["scheme"].unique())]
+            pm = pd.concat([other, pm], ignore_index=True)
+        out[name] = pm
+    return out
+
+
+def row(name: str, pm: pd.DataFrame, reference: pd.DataFrame) -> dict:
+    """One reading's line of ``sensitivity.csv``."""
+    obs = observations(pm)
+    f = Final(pm)
+    out: dict = {"variant": name, "held": int((obs["holds"] == True).sum())}  # noqa: E712
+    out.update({k: "yes" if v else "no" for k, v in zip(obs["observation"], obs["holds"],
+                                                           strict=True)})
+    out.update(measures(pm, reference))
+    out["calibrated"] = "yes" if out["calibrated"] else "no"
+    out["verdicts that a threshold changes"] = flips(robustness(pm))
+    for scheme in f.mean.columns:
+        out[f"mean {scheme}"] = f.avg(scheme)
+    out["Std[E] (mean over schemes)"] = float(f.mean.std(ddof=0).mean())
+    out["E[Std] (mean over schemes)"] = float(f.std.mean().mean())
+    for k in (1, 10, 20):
+        out[f"CPI+ stopped k={k}"] = float(f.stopped.loc[("CPI+", k), "stopped"])
+    return out
+
+
+def tables(folder) -> list[Path]:
+    """Write ``sensitivity.csv``, ``sensitivity.md`` and ``robustness.csv`` in ``folder``."""
+    folder = Path(folder)
+    reference = pd.read_csv(folder / "reference_losses.csv")
+    pms = readings(folder)
+    table = pd.DataFrame([row(n, pm, reference) for n, pm in pms.items()]).set_index("variant")
+    table.to_csv(folder / "sensitivity.csv", float_format="%.4f")
+    robust = pd.concat({n: robustness(pm) for n, pm in pms.items()}, names=["variant"])
+    robust.to_csv(folder / "robustness.csv")
+    (folder / "sensitivity.md").write_text(markdown_page(table))
+    return [folder / "sensitivity.csv", folder / "sensitivity.md", folder / "robustness.csv"]
+
+
+def verdict_table(table: pd.DataFrame) -> str:
+    """Verdicts, calibration measures and the threshold-sensitive verdicts, as Markdown."""
+    cols = ["held", *OBSERVATIONS, "step fraction", "relative spread", "calibrated",
+            "verdicts that a threshold changes"]
+    shown = table[cols].rename(columns={"step fraction": "step kept",
+                                        "relative spread": "spread"})
+    return markdown(shown, ".2f")
+
+
+def markdown_page(table: pd.DataFrame) -> str:
+    """``sensitivity.md``: every table of the study."""
+    means = table[[c for c in table.columns if c.startswith("mean ")]].rename(
+        columns=lambda c: c[5:])
+    spread = table[[c for c in table.columns if c.startswith(("Std[E]", "E[Std]", "CPI+"))]]
+    base = SWEEP
+    return "\n".join([
+        "# How section 5's observations depend on the readings of what the paper leaves "
+        "unsaid", "",
+        f"{base.n_mdps} MDPs x {base.n_runs} runs per instance of n_S in "
+        f"{list(base.n_states)}, n_A in {list(base.n_actions)}, b in {list(base.branching)}; "
+        f"{base.n_iterations} iterations; readings in `DIR/<variant>/`.", "",
+        "## Which observations hold, how perturbed each reading is, and which verdicts "
+        "depend on a threshold", "", verdict_table(table), "",
+        "## Final mean loss of each scheme", "", markdown(means, ".2f"), "",
+        "## Spread and CPI+'s stopping rule", "", markdown(spread, ".2f"), ""])
+
+
+if __name__ == "__main__":
+    for path in tables(sys.argv[1] if len(sys.argv) > 1 else "docs/sensitivity"):
+        print(path)
