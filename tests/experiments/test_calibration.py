@@ -7,8 +7,14 @@ import pytest
 
 import nsrl
 from nsrl.experiments.sensitivity.calibration import (
-    FRACTION, SPREAD, exact_step_losses, is_calibrated, measures, relative_spread,
-    step_fraction)
+    FRACTION,
+    SPREAD,
+    exact_step_losses,
+    is_calibrated,
+    measures,
+    relative_spread,
+    step_fraction,
+)
 from nsrl.schemes import API
 from nsrl.schemes.base import reference_run
 
