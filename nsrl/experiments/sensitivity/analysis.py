@@ -19,6 +19,7 @@ tables from a folder's two files (e.g. the committed ``docs/sensitivity``).
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -146,6 +147,46 @@ def markdown_page(table: pd.DataFrame) -> str:
         "## Spread and CPI+'s stopping rule", "", markdown(spread, ".2f"), ""])
 
 
+def blocks(folder) -> dict[str, str]:
+    """The Markdown blocks a page shows, rendered from ``folder/sensitivity.csv``."""
+    table = pd.read_csv(Path(folder) / "sensitivity.csv", index_col="variant")
+    means = table[[c for c in table.columns if c.startswith("mean ")]].rename(
+        columns=lambda c: c[5:])
+    spread = table[[c for c in table.columns if c.startswith(("Std[E]", "E[Std]", "CPI+"))]]
+    robust = pd.read_csv(Path(folder) / "robustness.csv", index_col=["variant", "observation"])
+    return {"verdicts": verdict_table(table), "means": markdown(means, ".2f"),
+            "spread": markdown(spread, ".2f"), "robustness": robustness_table(robust)}
+
+
+def robustness_table(robust: pd.DataFrame) -> str:
+    """Per reading and threshold, the observations that hold (``robustness.csv``)."""
+    held = {}
+    for variant, part in robust.groupby(level="variant", sort=False):
+        part = part.droplevel("variant")
+        held[variant] = {c: " ".join(part.index[part[c] == True]) or "none"  # noqa: E712
+                         for c in part.columns if c != "robust"}
+    return markdown(pd.DataFrame(held).T.rename_axis("reading"))
+
+
+def render(doc, folder) -> str:
+    """``doc``'s text with its generated blocks replaced by :func:`blocks`.
+
+    A block sits between the lines ``<!-- sensitivity:NAME -->`` and
+    ``<!-- /sensitivity:NAME -->``.
+    """
+    text = Path(doc).read_text()
+    for name, block in blocks(folder).items():
+        text = re.sub(rf"(<!-- sensitivity:{name} -->\n).*?(\n<!-- /sensitivity:{name} -->)",
+                      lambda m, b=block: m.group(1) + b + m.group(2), text, flags=re.S)
+    return text
+
+
 if __name__ == "__main__":
-    for path in tables(sys.argv[1] if len(sys.argv) > 1 else "docs/sensitivity"):
+    # python -m nsrl.experiments.sensitivity.analysis [DIR [DOC]]: the tables from DIR's two
+    # stored files, then DOC's generated blocks (default docs/sensitivity, docs/fidelity.md).
+    folder = sys.argv[1] if len(sys.argv) > 1 else "docs/sensitivity"
+    for path in tables(folder):
         print(path)
+    doc = Path(sys.argv[2] if len(sys.argv) > 2 else "docs/fidelity.md")
+    doc.write_text(render(doc, folder))
+    print(doc)

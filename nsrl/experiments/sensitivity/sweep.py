@@ -19,12 +19,18 @@ CPI_PLUS = {"schemes": ("cpi+",)}
 # units (1 - gamma) rho (T v - T_pi' v), over the 27 instances: median 0.005, mean 0.036
 # (docs/fidelity.md); epsilon = 1e-3 (the default) is far below it.
 EPSILONS = (0.01, 0.03, 0.1)
+# The calibration search (benchmarks/study_calibration.py, docs/sensitivity/
+# calibration_search.csv): no setting meets the calibration criterion; this one misses it
+# least (the greedy step keeps 25% of the exact step's gain, 50% wanted; the spread is inside
+# its range). It departs from the paper's U[0, 1] features.
+BEST_CALIBRATED = {"feature_law": "binary", "constant_feature": True, "noise_model": "span"}
 VARIANTS = {
     "default": {},
     "no-noise": {"noise": 0.0},
     "absolute-noise": {"noise_model": "absolute"},
     "span-noise": {"noise_model": "span"},
     "constant-feature": {"constant_feature": True},
+    "best-calibrated": BEST_CALIBRATED,
     "exact-advantage": {"cpi_advantage": "exact", **CPI_PLUS},
     **{f"epsilon-{e:g}": {"cpi_epsilon": e, **CPI_PLUS} for e in EPSILONS},
     "largest-improving": {"line_search": "largest-improving", **CPI_PLUS},
