@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from nsrl.experiments.observations import Final, flips, observations, robustness
-from nsrl.experiments.report import balanced, load_per_mdp, markdown
+from nsrl.experiments.report import NoIntactShard, balanced, load_per_mdp, markdown
 from nsrl.experiments.sensitivity.calibration import measures, reference_losses
 from nsrl.experiments.sensitivity.sweep import SHARES, SWEEP, VARIANTS
 
@@ -37,6 +37,7 @@ KEEP = {"API": (1,), "CPI+": (1, 10, 20)}
 COLUMNS = ["variant", "n_states", "n_actions", "branching", "mdp", "scheme", "iteration",
            "mean", "std", "runs", "stopped"]
 OBSERVATIONS = ["O1", "O2", "O3", "O4", "O5", "O6", "C"]
+MDP_KEYS = ["n_states", "n_actions", "branching", "mdp"]
 
 
 def analyse(out, experiment) -> list[Path]:
@@ -45,9 +46,14 @@ def analyse(out, experiment) -> list[Path]:
     parts = []
     for name in experiment.variants:
         folder = out / name
-        if (folder / "manifest.json").exists():
+        if not (folder / "manifest.json").exists():
+            continue
+        try:
             sweep, pm, _ = load_per_mdp(folder)
-            pm, _ = balanced(pm, sweep)
+        except NoIntactShard:
+            continue
+        pm, n_common = balanced(pm, sweep)
+        if n_common:  # a partial reading counts once every instance has an MDP
             parts.append(kept(pm).assign(variant=name))
     if not parts:
         raise ValueError(f"{out} holds no reading of the sensitivity study yet: run `nsrl "
@@ -83,7 +89,8 @@ def readings(folder) -> dict[str, pd.DataFrame]:
             if base not in found:
                 continue  # the reading it shares its other schemes with is not run yet
             other = found[base][~found[base]["scheme"].isin(pm["scheme"].unique())]
-            pm = pd.concat([other, pm], ignore_index=True)
+            mdps = pm[MDP_KEYS].drop_duplicates()  # a partial reading: its MDPs only
+            pm = pd.concat([other.merge(mdps, on=MDP_KEYS), pm], ignore_index=True)
         out[name] = pm
     return out
 
@@ -92,7 +99,8 @@ def row(name: str, pm: pd.DataFrame, reference: pd.DataFrame) -> dict:
     """One reading's line of ``sensitivity.csv``."""
     obs = observations(pm)
     f = Final(pm)
-    out: dict = {"variant": name, "held": int((obs["holds"] == True).sum())}  # noqa: E712
+    out: dict = {"variant": name, "MDPs": len(f.mean),
+                 "held": int((obs["holds"] == True).sum())}  # noqa: E712
     out.update({k: "yes" if v else "no" for k, v in zip(obs["observation"], obs["holds"],
                                                            strict=True)})
     out.update(measures(pm, reference))
@@ -122,7 +130,7 @@ def tables(folder) -> list[Path]:
 
 def verdict_table(table: pd.DataFrame) -> str:
     """Verdicts, calibration measures and the threshold-sensitive verdicts, as Markdown."""
-    cols = ["held", *OBSERVATIONS, "step fraction", "relative spread", "calibrated",
+    cols = ["MDPs", "held", *OBSERVATIONS, "step fraction", "relative spread", "calibrated",
             "verdicts that a threshold changes"]
     shown = table[cols].rename(columns={"step fraction": "step kept",
                                         "relative spread": "spread"})
@@ -154,8 +162,20 @@ def blocks(folder) -> dict[str, str]:
         columns=lambda c: c[5:])
     spread = table[[c for c in table.columns if c.startswith(("Std[E]", "E[Std]", "CPI+"))]]
     robust = pd.read_csv(Path(folder) / "robustness.csv", index_col=["variant", "observation"])
-    return {"verdicts": verdict_table(table), "means": markdown(means, ".2f"),
-            "spread": markdown(spread, ".2f"), "robustness": robustness_table(robust)}
+    out = {"verdicts": verdict_table(table), "means": markdown(means, ".2f"),
+           "spread": markdown(spread, ".2f"), "robustness": robustness_table(robust)}
+    full = Path(folder) / "full_family" / "sensitivity.csv"
+    if full.exists():  # the whole family, run once by an earlier version (same numbers)
+        old = pd.read_csv(full, index_col="variant")
+        out["full-verdicts"] = markdown(old[["held", *OBSERVATIONS]])
+        out["full-means"] = markdown(old[[c for c in old.columns if c.startswith("mean ")]]
+                                     .rename(columns=lambda c: c[5:]), ".2f")
+    search = Path(folder) / "calibration_search.csv"
+    if search.exists():
+        found = pd.read_csv(search).set_index("feature_law")
+        out["search"] = markdown(found.assign(calibrated=found["calibrated"].map(
+            {True: "yes", False: "no"})), ".2f")
+    return out
 
 
 def robustness_table(robust: pd.DataFrame) -> str:
