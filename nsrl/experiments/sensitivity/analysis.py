@@ -13,14 +13,14 @@ writes, from those two files alone:
 * ``robustness.csv``: every verdict under every threshold.
 
 A reading that runs CPI+ alone (``sweep.SHARES``) takes the other schemes from the reading it
-shares them with. ``python -m nsrl.experiments.sensitivity.analysis DIR`` rewrites the
-tables from a folder's two files (e.g. the committed ``docs/sensitivity``).
+shares them with. ``python -m nsrl.experiments.sensitivity DIR DOC`` rewrites the tables
+from a folder's two files (e.g. the committed ``docs/sensitivity``), then DOC's generated
+blocks (:func:`render`).
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -92,6 +92,26 @@ def readings(folder) -> dict[str, pd.DataFrame]:
             mdps = pm[MDP_KEYS].drop_duplicates()  # a partial reading: its MDPs only
             pm = pd.concat([other.merge(mdps, on=MDP_KEYS), pm], ignore_index=True)
         out[name] = pm
+    restricted = same_mdps(out)
+    first = {k: out[k] for k in ("default",) if k in out}
+    return first | restricted | {k: v for k, v in out.items() if k != "default"}
+
+
+def same_mdps(pms: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """``default`` on the MDPs of each partial reading, to compare like with like.
+
+    A reading run on fewer MDPs than ``default`` (an interrupted run) gets a row
+    ``default (N MDPs)``: the default reading restricted to those N MDPs.
+    """
+    if "default" not in pms:
+        return {}
+    full = pms["default"]
+    n_full = len(full[MDP_KEYS].drop_duplicates())
+    out = {}
+    for pm in pms.values():
+        mdps = pm[MDP_KEYS].drop_duplicates()
+        if len(mdps) < n_full:
+            out[f"default ({len(mdps)} MDPs)"] = full.merge(mdps, on=MDP_KEYS)
     return out
 
 
@@ -196,17 +216,6 @@ def render(doc, folder) -> str:
     """
     text = Path(doc).read_text()
     for name, block in blocks(folder).items():
-        text = re.sub(rf"(<!-- sensitivity:{name} -->\n).*?(\n<!-- /sensitivity:{name} -->)",
-                      lambda m, b=block: m.group(1) + b + m.group(2), text, flags=re.S)
+        text = re.sub(rf"(<!-- sensitivity:{name} -->\n).*?(<!-- /sensitivity:{name} -->)",
+                      lambda m, b=block: m.group(1) + b + "\n" + m.group(2), text, flags=re.S)
     return text
-
-
-if __name__ == "__main__":
-    # python -m nsrl.experiments.sensitivity.analysis [DIR [DOC]]: the tables from DIR's two
-    # stored files, then DOC's generated blocks (default docs/sensitivity, docs/fidelity.md).
-    folder = sys.argv[1] if len(sys.argv) > 1 else "docs/sensitivity"
-    for path in tables(folder):
-        print(path)
-    doc = Path(sys.argv[2] if len(sys.argv) > 2 else "docs/fidelity.md")
-    doc.write_text(render(doc, folder))
-    print(doc)
