@@ -29,7 +29,7 @@ import pandas as pd
 from nsrl.experiments.observations import Final, flips, observations, robustness
 from nsrl.experiments.report import NoIntactShard, balanced, load_per_mdp, markdown
 from nsrl.experiments.sensitivity.calibration import measures, reference_losses
-from nsrl.experiments.sensitivity.sweep import SHARES, SWEEP, VARIANTS
+from nsrl.experiments.sensitivity.sweep import SHARES, SWEEP
 
 # The per-MDP rows the tables read: the final iteration of every scheme, API's first (the
 # calibration's step fraction) and CPI+'s stopping fractions at k = 1, 10 and 20.
@@ -62,7 +62,7 @@ def analyse(out, experiment) -> list[Path]:
     reference = out / "reference_losses.csv"
     if not reference.exists():
         reference_losses(experiment.base).to_csv(reference, index=False, float_format="%.8g")
-    return [out / "per_mdp.csv", reference] + tables(out)
+    return [out / "per_mdp.csv", reference] + tables(out, experiment.base, experiment.name)
 
 
 def kept(pm: pd.DataFrame) -> pd.DataFrame:
@@ -78,19 +78,24 @@ def kept(pm: pd.DataFrame) -> pd.DataFrame:
 
 
 def readings(folder) -> dict[str, pd.DataFrame]:
-    """Reading -> its per-MDP rows from ``folder/per_mdp.csv``, shared schemes filled in."""
+    """Reading -> its per-MDP rows from ``folder/per_mdp.csv``, shared schemes filled in.
+
+    Readings come in the file's order; one that lacks schemes (it runs CPI+ alone) takes them
+    from the reading ``SHARES`` names (``default`` unless it says otherwise).
+    """
     table = pd.read_csv(Path(folder) / "per_mdp.csv")
-    found = {name: part.drop(columns="variant") for name, part in table.groupby("variant")}
+    found = {name: table[table["variant"] == name].drop(columns="variant")
+             for name in table["variant"].unique()}
     out = {}
-    for name in [v for v in VARIANTS if v in found]:
-        pm = found[name]
-        base = SHARES.get(name)
-        if base is not None:
-            if base not in found:
-                continue  # the reading it shares its other schemes with is not run yet
+    for name, pm in found.items():
+        base = SHARES.get(name, "default")
+        if base in found and name != base and \
+                set(found[base]["scheme"]) - set(pm["scheme"]):
             other = found[base][~found[base]["scheme"].isin(pm["scheme"].unique())]
             mdps = pm[MDP_KEYS].drop_duplicates()  # a partial reading: its MDPs only
             pm = pd.concat([other.merge(mdps, on=MDP_KEYS), pm], ignore_index=True)
+        elif name in SHARES and SHARES[name] not in found:
+            continue  # the reading it shares its other schemes with is not run yet
         out[name] = pm
     restricted = same_mdps(out)
     first = {k: out[k] for k in ("default",) if k in out}
@@ -123,54 +128,59 @@ def row(name: str, pm: pd.DataFrame, reference: pd.DataFrame) -> dict:
                  "held": int((obs["holds"] == True).sum())}  # noqa: E712
     out.update({k: "yes" if v else "no" for k, v in zip(obs["observation"], obs["holds"],
                                                            strict=True)})
-    out.update(measures(pm, reference))
-    out["calibrated"] = "yes" if out["calibrated"] else "no"
+    if "API" in f.mean.columns:
+        out.update(measures(pm, reference))
+        out["calibrated"] = "yes" if out["calibrated"] else "no"
     out["verdicts that a threshold changes"] = flips(robustness(pm))
     for scheme in f.mean.columns:
         out[f"mean {scheme}"] = f.avg(scheme)
     out["Std[E] (mean over schemes)"] = float(f.mean.std(ddof=0).mean())
     out["E[Std] (mean over schemes)"] = float(f.std.mean().mean())
-    for k in (1, 10, 20):
-        out[f"CPI+ stopped k={k}"] = float(f.stopped.loc[("CPI+", k), "stopped"])
+    for k in KEEP["CPI+"]:
+        if f.stopped is not None and ("CPI+", k) in f.stopped.index:
+            out[f"CPI+ stopped k={k}"] = float(f.stopped.loc[("CPI+", k), "stopped"])
     return out
 
 
-def tables(folder) -> list[Path]:
-    """Write ``sensitivity.csv``, ``sensitivity.md`` and ``robustness.csv`` in ``folder``."""
+def tables(folder, base=SWEEP, name: str = "sensitivity") -> list[Path]:
+    """Write ``<name>.csv``, ``<name>.md`` and ``robustness.csv`` in ``folder``.
+
+    ``base`` is the study's protocol (for the page's first line), ``name`` the experiment's.
+    """
     folder = Path(folder)
     reference = pd.read_csv(folder / "reference_losses.csv")
     pms = readings(folder)
     table = pd.DataFrame([row(n, pm, reference) for n, pm in pms.items()]).set_index("variant")
-    table.to_csv(folder / "sensitivity.csv", float_format="%.4f")
+    table.to_csv(folder / f"{name}.csv", float_format="%.4f")
     robust = pd.concat({n: robustness(pm) for n, pm in pms.items()}, names=["variant"])
     robust.to_csv(folder / "robustness.csv")
-    (folder / "sensitivity.md").write_text(markdown_page(table))
-    return [folder / "sensitivity.csv", folder / "sensitivity.md", folder / "robustness.csv"]
+    (folder / f"{name}.md").write_text(markdown_page(table, base))
+    return [folder / f"{name}.csv", folder / f"{name}.md", folder / "robustness.csv"]
 
 
 def verdict_table(table: pd.DataFrame) -> str:
     """Verdicts, calibration measures and the threshold-sensitive verdicts, as Markdown."""
     cols = ["MDPs", "held", *OBSERVATIONS, "step fraction", "relative spread", "calibrated",
             "verdicts that a threshold changes"]
-    shown = table[cols].rename(columns={"step fraction": "step kept",
+    shown = table[[c for c in cols if c in table.columns]].rename(columns={"step fraction": "step kept",
                                         "relative spread": "spread"})
     return markdown(shown, ".2f")
 
 
-def markdown_page(table: pd.DataFrame) -> str:
+def markdown_page(table: pd.DataFrame, base=SWEEP) -> str:
     """``sensitivity.md``: every table of the study."""
     means = table[[c for c in table.columns if c.startswith("mean ")]].rename(
         columns=lambda c: c[5:])
     spread = table[[c for c in table.columns if c.startswith(("Std[E]", "E[Std]", "CPI+"))]]
-    base = SWEEP
     return "\n".join([
         "# How section 5's observations depend on the readings of what the paper leaves "
         "unsaid", "",
         f"{base.n_mdps} MDPs x {base.n_runs} runs per instance of n_S in "
         f"{list(base.n_states)}, n_A in {list(base.n_actions)}, b in {list(base.branching)}; "
         f"{base.n_iterations} iterations; readings in `DIR/<variant>/`.", "",
-        "## Which observations hold, how perturbed each reading is, and which verdicts "
-        "depend on a threshold", "", verdict_table(table), "",
+        "## Which observations hold in each variant", "",
+        "With the calibration measures (step kept, spread) and the verdicts that another "
+        "threshold changes.", "", verdict_table(table), "",
         "## Final mean loss of each scheme", "", markdown(means, ".2f"), "",
         "## Spread and CPI+'s stopping rule", "", markdown(spread, ".2f"), ""])
 
