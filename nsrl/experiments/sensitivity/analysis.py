@@ -162,8 +162,8 @@ def verdict_table(table: pd.DataFrame) -> str:
     """Verdicts, calibration measures and the threshold-sensitive verdicts, as Markdown."""
     cols = ["MDPs", "held", *OBSERVATIONS, "step fraction", "relative spread", "calibrated",
             "verdicts that a threshold changes"]
-    shown = table[[c for c in cols if c in table.columns]].rename(columns={"step fraction": "step kept",
-                                        "relative spread": "spread"})
+    shown = table[[c for c in cols if c in table.columns]].rename(
+        columns={"step fraction": "step kept", "relative spread": "spread"})
     return markdown(shown, ".2f")
 
 
