@@ -20,6 +20,7 @@ blocks (:func:`render`).
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -43,7 +44,7 @@ MDP_KEYS = ["n_states", "n_actions", "branching", "mdp"]
 def analyse(out, experiment) -> list[Path]:
     """Store ``per_mdp.csv`` and ``reference_losses.csv`` in ``out``, then :func:`tables`."""
     out = Path(out)
-    parts = []
+    parts, cpu = [], {}
     for name in experiment.variants:
         folder = out / name
         if not (folder / "manifest.json").exists():
@@ -55,14 +56,31 @@ def analyse(out, experiment) -> list[Path]:
         pm, n_common = balanced(pm, sweep)
         if n_common:  # a partial reading counts once every instance has an MDP
             parts.append(kept(pm).assign(variant=name))
+            cpu[name] = cpu_seconds(folder)
     if not parts:
         raise ValueError(f"{out} holds no reading of the sensitivity study yet: run `nsrl "
                          f"reproduce --preset sensitivity --out {out}` first.")
     pd.concat(parts)[COLUMNS].to_csv(out / "per_mdp.csv", index=False, float_format="%.6g")
+    pd.DataFrame(cpu, index=["shards", "CPU s"]).T.rename_axis("variant").to_csv(
+        out / "cpu_seconds.csv", float_format="%.1f")
     reference = out / "reference_losses.csv"
     if not reference.exists():
         reference_losses(experiment.base).to_csv(reference, index=False, float_format="%.8g")
     return [out / "per_mdp.csv", reference] + tables(out, experiment.base, experiment.name)
+
+
+def cpu_seconds(folder) -> tuple[int, float]:
+    """(shards, worker CPU seconds) recorded in ``folder/sessions.jsonl``, each shard once."""
+    seen = {}
+    path = Path(folder) / "sessions.jsonl"
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a line cut by a kill mid-write
+        if record.get("event") == "shard" and "cpu_seconds" in record:
+            seen.setdefault(record["shard"], record["cpu_seconds"])
+    return len(seen), float(sum(seen.values()))
 
 
 def kept(pm: pd.DataFrame) -> pd.DataFrame:
@@ -194,12 +212,10 @@ def blocks(folder) -> dict[str, str]:
     robust = pd.read_csv(Path(folder) / "robustness.csv", index_col=["variant", "observation"])
     out = {"verdicts": verdict_table(table), "means": markdown(means, ".2f"),
            "spread": markdown(spread, ".2f"), "robustness": robustness_table(robust)}
-    full = Path(folder) / "full_family" / "sensitivity.csv"
-    if full.exists():  # the whole family, run once by an earlier version (same numbers)
-        old = pd.read_csv(full, index_col="variant")
-        out["full-verdicts"] = markdown(old[["held", *OBSERVATIONS]])
-        out["full-means"] = markdown(old[[c for c in old.columns if c.startswith("mean ")]]
-                                     .rename(columns=lambda c: c[5:]), ".2f")
+    cpu = Path(folder) / "cpu_seconds.csv"
+    if cpu.exists():
+        out["cpu"] = markdown(pd.read_csv(cpu, index_col="variant").astype(
+            {"shards": int}), ".1f")
     search = Path(folder) / "calibration_search.csv"
     if search.exists():
         found = pd.read_csv(search).set_index("feature_law")
