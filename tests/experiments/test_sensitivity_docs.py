@@ -32,5 +32,5 @@ def test_the_committed_tables_follow_from_the_stored_files(tmp_path):
     for name in ("per_mdp.csv", "reference_losses.csv"):
         shutil.copy(FOLDER / name, tmp_path / name)
     tables(tmp_path)
-    for name in ("sensitivity.csv", "robustness.csv"):
+    for name in ("sensitivity.csv", "robustness.csv", "observations.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(tmp_path / name), pd.read_csv(FOLDER / name))

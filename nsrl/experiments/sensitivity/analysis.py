@@ -10,7 +10,8 @@ writes, from those two files alone:
   calibration measures (:mod:`nsrl.experiments.sensitivity.calibration`), each scheme's final
   mean loss, the spreads and CPI+'s stopping fractions, and the verdicts that another threshold
   changes (:func:`nsrl.experiments.observations.robustness`);
-* ``robustness.csv``: every verdict under every threshold.
+* ``robustness.csv``: every verdict under every threshold;
+* ``observations.csv``: every check with its measured figures (the default thresholds).
 
 A reading that runs CPI+ alone (``sweep.SHARES``) takes the other schemes from the reading it
 shares them with. ``python -m nsrl.experiments.sensitivity DIR DOC`` rewrites the tables
@@ -172,8 +173,12 @@ def tables(folder, base=SWEEP, name: str = "sensitivity") -> list[Path]:
     table.to_csv(folder / f"{name}.csv", float_format="%.4f")
     robust = pd.concat({n: robustness(pm) for n, pm in pms.items()}, names=["variant"])
     robust.to_csv(folder / "robustness.csv")
+    checks = pd.concat({n: observations(pm).set_index("observation") for n, pm in pms.items()},
+                       names=["variant"])
+    checks.to_csv(folder / "observations.csv")
     (folder / f"{name}.md").write_text(markdown_page(table, base))
-    return [folder / f"{name}.csv", folder / f"{name}.md", folder / "robustness.csv"]
+    return [folder / f"{name}.csv", folder / f"{name}.md", folder / "robustness.csv",
+            folder / "observations.csv"]
 
 
 def verdict_table(table: pd.DataFrame) -> str:
