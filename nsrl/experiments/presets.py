@@ -28,7 +28,7 @@ from nsrl.engine import ENGINE_NAMES
 from nsrl.experiments.accuracy import GAMMA_MAX
 from nsrl.experiments.domains import DOMAINS, FEATURE_MAPS, check_instances
 from nsrl.greedy.model_based import ProjectedGreedy
-from nsrl.greedy.registry import FEATURES, operator_entry, operator_names
+from nsrl.greedy.registry import FEATURES, operator_entry, operator_names, takers
 from nsrl.params import conform_fields, spec
 from nsrl.schemes import PAPER_SCHEMES, CPIPlus, make_scheme
 from nsrl.schemes.registry import scheme_options
@@ -97,6 +97,7 @@ class Sweep:
     # candidates, and CPI's advantage source, epsilon and line-search rule.
     noise_model: str = _PROJECTED["noise_model"].field()
     constant_feature: bool = _PROJECTED["constant_feature"].field()
+    feature_law: str = _PROJECTED["feature_law"].field()
     line_search_scores: str = _PROJECTED["value"].field()
     cpi_advantage: str = CPIPlus.params["advantage"].field()
     cpi_epsilon: float | None = CPIPlus.params["epsilon"].field()
@@ -136,6 +137,7 @@ class Sweep:
             raise ValueError(f"sweep field 'representation': the {self.operator} operator "
                              f"takes no features (the projected one projects on Phi); e.g. "
                              f"representation = \"phi\" (or a sample-based operator).")
+        self._check_operator_fields()
         try:
             canonical = tuple(make_scheme(s).name for s in self.schemes)
         except ValueError as exc:
@@ -144,6 +146,17 @@ class Sweep:
             raise ValueError(f"sweep field 'schemes' should name distinct schemes, got "
                              f"{list(self.schemes)}.")
         object.__setattr__(self, "schemes", canonical)
+
+    def _check_operator_fields(self) -> None:
+        """Refuse a reading that the sweep's operator cannot apply (it would be ignored)."""
+        for name, option in (("line_search_scores", "value"), ("feature_law", "feature_law")):
+            if getattr(self, name) != _DEFAULTS[name] and \
+                    option not in operator_entry(self.operator).params:
+                raise ValueError(
+                    f"sweep field {name!r} = {getattr(self, name)!r}: the {self.operator} "
+                    f"operator has no such option (operators that take it: "
+                    f"{', '.join(takers(option))}); use operator = \"projected\" or drop "
+                    f"the field.")
 
     def shards(self) -> list[Shard]:
         """Every shard, MDP index first: a partial run covers every instance evenly."""
@@ -199,6 +212,7 @@ class Sweep:
         """
         options = {"noise": self.noise, "noise_model": self.noise_model,
                    "constant_feature": self.constant_feature, "value": self.line_search_scores,
+                   "feature_law": self.feature_law,
                    "features": self.representation}
         if shard is not None:
             options["samples"] = self.budget(shard)
@@ -260,9 +274,9 @@ class Sweep:
 
 
 # Fields added after the first results were published, with the default that reproduces them.
-_LATER_FIELDS = ("constant_feature", "line_search_scores", "cpi_advantage", "cpi_epsilon",
-                 "line_search", "operator", "representation", "samples_per_pair", "domain",
-                 "feature_map", "samples_per_call", "engine")
+_LATER_FIELDS = ("constant_feature", "feature_law", "line_search_scores", "cpi_advantage",
+                 "cpi_epsilon", "line_search", "operator", "representation", "samples_per_pair",
+                 "domain", "feature_map", "samples_per_call", "engine")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
 
 

@@ -52,8 +52,8 @@ def load_experiment(name: str) -> Experiment:
     ``relative_noise = "false"`` or ``n_states = "50"`` raise an error naming the field.
 
     Examples:
-        >>> load_experiment("sensitivity").variants["doubling"]
-        {'line_search': 'doubling'}
+        >>> load_experiment("sensitivity").variants["absolute-noise"]
+        {'noise_model': 'absolute'}
     """
     if name in EXPERIMENTS:
         return EXPERIMENTS[name]

@@ -220,7 +220,9 @@ def reading(sweep) -> str:
                 f"from the {'model' if sweep.cpi_advantage == 'exact' else 'operator'}, "
                 f"CPI+ line search '{sweep.line_search}'")
     return (f"noise {sweep.noise:g} ({sweep.noise_model}), "
-            f"{'a' if sweep.constant_feature else 'no'} constant feature, CPI's advantage from "
+            f"{'a' if sweep.constant_feature else 'no'} constant feature"
+            f"{'' if sweep.feature_law == 'uniform' else f', Phi {sweep.feature_law}'}, "
+            f"CPI's advantage from "
             f"the {'model' if sweep.cpi_advantage == 'exact' else 'operator'}, epsilon "
             f"{'1e-3 R_max' if sweep.cpi_epsilon is None else f'{sweep.cpi_epsilon:g}'}, "
             f"CPI+ line search '{sweep.line_search}' scored by "

@@ -60,6 +60,11 @@ class ExactGreedy(_ModelOperator):
 
 NOISE_MODELS = ("relative", "absolute", "span")
 VALUE_ESTIMATES = ("exact", "estimated")
+# The law of Phi's entries. The paper says only "p features"; the Garnet draws them U[0, 1]
+# and the operator maps each entry x by the law (same instance seed, same draws):
+# "uniform" x (U[0, 1]); "centred" 2x - 1 (U[-1, 1]); "gaussian" the normal quantile of x
+# (N(0, 1)); "binary" 1[x >= 1/2] (Bernoulli(1/2)).
+FEATURE_LAWS = ("uniform", "centred", "gaussian", "binary")
 # Relative noise amplitudes beyond this only drown the values more (at 1e6 the greedy choice
 # is already uniformly random) and approach float64 overflow (noise 1e308: OverflowError).
 NOISE_MAX = 1e6
@@ -82,11 +87,28 @@ def perturb(v: np.ndarray, u: np.ndarray, noise_model: str) -> np.ndarray:
                      f"{noise_model!r}; e.g. noise_model='relative'.")
 
 
-def projection_features(phi: np.ndarray, constant_feature: bool) -> np.ndarray:
-    """Phi, with a column of ones appended when ``constant_feature``.
+def projection_features(phi: np.ndarray, constant_feature: bool,
+                        feature_law: str = "uniform") -> np.ndarray:
+    """Phi mapped by ``feature_law``, with a column of ones appended when ``constant_feature``.
 
-    With the constant feature, the projection keeps the rho-mean of the projected value.
+    The laws are :data:`FEATURE_LAWS`. With the constant feature, the projection keeps the
+    rho-mean of the projected value.
+
+    Examples:
+        >>> projection_features(np.array([[0.25], [0.75]]), True, "centred").tolist()
+        [[-0.5, 1.0], [0.5, 1.0]]
     """
+    if feature_law == "centred":
+        phi = 2.0 * phi - 1.0
+    elif feature_law == "gaussian":
+        from scipy.special import ndtri  # the N(0, 1) quantile; U[0, 1] entries are in (0, 1)
+
+        phi = ndtri(np.clip(phi, 1e-12, 1.0 - 1e-12))
+    elif feature_law == "binary":
+        phi = (phi >= 0.5).astype(np.float64)
+    elif feature_law != "uniform":
+        raise ValueError(f"feature_law should be one of {', '.join(FEATURE_LAWS)}, got "
+                         f"{feature_law!r}; e.g. feature_law='uniform'.")
     return np.hstack([phi, np.ones((phi.shape[0], 1))]) if constant_feature else phi
 
 
@@ -99,6 +121,9 @@ class ProjectedGreedy(_ModelOperator):
         noise_model: how the noise enters (:func:`perturb`): ``"relative"`` (default, our
             reading of the paper's "10%"), ``"absolute"`` or ``"span"``.
         constant_feature: append a constant feature to Phi (the paper does not).
+        feature_law: the law of Phi's entries (:data:`FEATURE_LAWS`): ``"uniform"``
+            (default, the Garnet's U[0, 1]), ``"centred"``, ``"gaussian"`` or ``"binary"``,
+            each a map of the same draws (:func:`projection_features`).
         value: what :meth:`value` returns (CPI+'s line-search scores): ``"exact"`` (default,
             nu v_pi from the model) or ``"estimated"`` (nu Pi_{Phi,nu}(v_pi + u), the
             operator's own noisy estimate, which draws noise).
@@ -116,10 +141,12 @@ class ProjectedGreedy(_ModelOperator):
         "noise_model": param(str, "relative", choices=NOISE_MODELS),
         "constant_feature": param(bool, False),
         "value": param(str, "exact", choices=VALUE_ESTIMATES),
+        "feature_law": param(str, "uniform", choices=FEATURE_LAWS),
     }
 
     def __init__(self, mdp, noise: float = 0.1, noise_model: str = "relative",
-                 constant_feature: bool = False, value: str = "exact", features=None):
+                 constant_feature: bool = False, value: str = "exact", features=None,
+                 feature_law: str = "uniform"):
         super().__init__(mdp)
         p = mdp.n_features if features is None else np.shape(features)[-1]
         if p:  # Phi, sqrt(rho) Phi and lstsq's copy of it, before anything is drawn
@@ -137,16 +164,19 @@ class ProjectedGreedy(_ModelOperator):
             raise ValueError(f"features should have shape ({mdp.n_states}, p), got {phi.shape}.")
         options = check_params(self.params, {"noise": noise, "noise_model": noise_model,
                                              "constant_feature": constant_feature,
-                                             "value": value}, "ProjectedGreedy")
+                                             "value": value, "feature_law": feature_law},
+                               "ProjectedGreedy")
         self.noise, self.noise_model = options["noise"], options["noise_model"]
         self.constant_feature, self.value_estimate = options["constant_feature"], options["value"]
-        self.features = projection_features(phi, self.constant_feature)
+        self.feature_law = options["feature_law"]
+        self.features = projection_features(phi, self.constant_feature, self.feature_law)
         self.custom_features = features is not None  # the batched engines project on mdp's Phi
 
     def get_params(self) -> dict:
         """The declared options as set (:attr:`params`), e.g. to build the batched path."""
         return {"noise": self.noise, "noise_model": self.noise_model,
-                "constant_feature": self.constant_feature, "value": self.value_estimate}
+                "constant_feature": self.constant_feature, "value": self.value_estimate,
+                "feature_law": self.feature_law}
 
     def perturb(self, v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """v + u(iota) by the noise model (:func:`perturb`); one uniform per state."""
@@ -176,5 +206,5 @@ class ProjectedGreedy(_ModelOperator):
         return float(self.mdp.start @ self.project(self.perturb(v, rng), self.mdp.start))
 
 
-__all__ = ["NOISE_MAX", "NOISE_MODELS", "VALUE_ESTIMATES", "ExactGreedy", "ProjectedGreedy",
-           "greedy_actions", "perturb", "projection_features"]
+__all__ = ["FEATURE_LAWS", "NOISE_MAX", "NOISE_MODELS", "VALUE_ESTIMATES", "ExactGreedy",
+           "ProjectedGreedy", "greedy_actions", "perturb", "projection_features"]

@@ -107,7 +107,9 @@ def test_each_branch_is_taken(monkeypatch, branch_name, scheme, probe):
 # Every reading of what the paper leaves unsaid (docs/decisions.md), one at a time: operator
 # options apply to every scheme, the CPI options to the schemes that take them.
 OPERATOR_READINGS = [{"noise_model": m} for m in ("absolute", "span")] + [
-    {"constant_feature": True}, {"value": "estimated"}, {"noise": 0.0}]
+    {"constant_feature": True}, {"value": "estimated"}, {"noise": 0.0}] + [
+    {"feature_law": law} for law in ("centred", "gaussian", "binary")] + [
+    {"feature_law": "centred", "constant_feature": True, "noise_model": "absolute"}]
 CPI_READINGS = [{"advantage": "exact"}, {"epsilon": 0.05}] + [
     {"line_search": r} for r in ("largest-improving", "doubling")] + [
     {"line_search": "largest-improving", "advantage": "exact"}]

@@ -63,3 +63,36 @@ def test_missing_schemes_are_reported_not_judged():
     got = verdicts(pm)
     assert got["O2"] is None and got["O5"] is None and got["O1"] is True
     assert "n/a" in markdown_table(observations(pm))
+
+
+def test_a_sign_test_beside_the_wilcoxon_test():
+    from nsrl.experiments.observations import paired_p
+    # 4 of 5 differences negative: Binomial(5, 1/2) P(X >= 4) = 6/32
+    assert paired_p(np.array([-1.0, -2.0, -3.0, -4.0, 0.5]), "sign") == pytest.approx(6 / 32)
+    assert paired_p(np.zeros(4), "sign") == paired_p(np.zeros(4)) == 1.0
+
+
+def test_robustness_names_the_verdicts_a_threshold_changes():
+    from nsrl.experiments.observations import Criteria, flips, robustness
+    # API(0.1) ~7% above CPI(0.1) (the levels shrink with b, over a common base): close at
+    # 10%, not at 5%
+    pm = table({**PAPER_LIKE, "API(0.1)": (23.4, 1.5)})
+    rob = robustness(pm)
+    assert rob.loc["O3", "default"] and not rob.loc["O3", "close 5%"]
+    assert not rob.loc["O3", "robust"] and "O3 fails at close 5%" in flips(rob)
+    # equal runs per MDP: ddof = 1 scales every within-MDP std alike, no verdict moves
+    assert (rob["ddof 1"] == rob["default"]).all()
+    with pytest.raises(ValueError, match="test should be one of"):
+        Criteria(test="t-test")
+
+
+def test_c_can_leave_out_the_sub_family_where_o6_says_differences_vanish():
+    from nsrl.experiments.observations import Criteria
+    # at b = 10 NSPI(5) is no better than API: C fails there only
+    pm = table().copy()
+    at10 = (pm["branching"] == 10) & (pm["scheme"] == "NSPI(5)")
+    api = pm[(pm["branching"] == 10) & (pm["scheme"] == "API")]["mean"].to_numpy()
+    pm.loc[at10, "mean"] = api + 0.01
+    assert verdicts(pm)["C"] is False
+    held = observations(pm, Criteria(skip_branching=(10,)))
+    assert held.set_index("observation").loc["C", "holds"]

@@ -32,18 +32,19 @@ class Batch:
         noise_model: ProjectedGreedy's ``noise_model``.
         constant_feature: ProjectedGreedy's ``constant_feature``.
         value: ProjectedGreedy's ``value`` (how CPI+'s candidates are scored).
+        feature_law: ProjectedGreedy's ``feature_law`` (the law of Phi's entries).
         solvers: the solver thresholds (:class:`nsrl.batched.linalg.solvers.Solvers`).
     """
 
     def __init__(self, mdp, noise: float = 0.1, noise_model: str = "relative",
                  constant_feature: bool = False, value: str = "exact",
-                 solvers: Solvers = DEFAULT):
+                 feature_law: str = "uniform", solvers: Solvers = DEFAULT):
         if mdp.features is None:
             raise ValueError("the batched engines run the projected operator: the MDP needs "
                              "features Phi (e.g. nsrl.garnet draws them).")
         options = check_params(ProjectedGreedy.params, {
             "noise": noise, "noise_model": noise_model, "constant_feature": constant_feature,
-            "value": value}, "the projected operator")
+            "value": value, "feature_law": feature_law}, "the projected operator")
         self.mdp, self.noise, self.noise_model = mdp, options["noise"], options["noise_model"]
         self.value_estimate, self.solvers = options["value"], solvers
         constant_feature = options["constant_feature"]
@@ -52,7 +53,7 @@ class Batch:
         self.R = np.ascontiguousarray(mdp.R, dtype=np.float64)
         # precision of the LU factors (refine.factor), and of systems kept only to be factored
         self.lu_dtype = np.float32 if self.n >= solvers.mixed_min_states else np.float64
-        self.phi = projection_features(mdp.features, constant_feature)
+        self.phi = projection_features(mdp.features, constant_feature, options["feature_law"])
         self.states = np.arange(self.n)
         self.v_star = backend(mdp).optimal_value()
         self.mu = np.full(self.n, 1.0 / self.n)
