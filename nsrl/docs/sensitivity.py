@@ -6,6 +6,7 @@ from pathlib import Path
 
 from nsrl.docs.registry import block
 from nsrl.docs.sources import listing, read_csv
+from nsrl.experiments.sensitivity.analysis import blocks as study_blocks
 
 CSV = "docs/sensitivity/sensitivity.csv"
 OBSERVATIONS = "docs/sensitivity/observations.csv"
@@ -35,3 +36,21 @@ def _summary(root: Path) -> str:
             f"checks ({len(at_best)} reading(s): {listing(at_best)}); the default holds "
             f"{int(table.loc['default', 'held'])} ({listing(default) if default else 'none'})")
     return text + (f"; no reading holds {listing(never)}" if never else "") + "."
+
+
+FOLDER = "docs/sensitivity"
+FIDELITY = {  # block of docs/fidelity.md -> the study's files it is rendered from
+    "verdicts": ("sensitivity.csv",), "means": ("sensitivity.csv",),
+    "spread": ("sensitivity.csv",), "robustness": ("robustness.csv",),
+    "search": ("calibration_search.csv",),
+}
+
+
+def _fidelity(name: str):
+    def render(root: Path) -> str:
+        return study_blocks(Path(root) / FOLDER)[name]
+    return render
+
+
+for _name, _files in FIDELITY.items():
+    block(f"fidelity-{_name}", sources=[f"{FOLDER}/{f}" for f in _files])(_fidelity(_name))

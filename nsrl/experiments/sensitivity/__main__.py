@@ -1,17 +1,14 @@
-"""``python -m nsrl.experiments.sensitivity [DIR [DOC]]``: the study's tables and DOC's blocks.
+"""``python -m nsrl.experiments.sensitivity [DIR]``: the study's tables from its stored files.
 
-The tables come from DIR's two stored files (default ``docs/sensitivity``), then DOC's
-generated blocks (default ``docs/fidelity.md``) from the tables.
+The tables come from DIR's two stored files (default ``docs/sensitivity``); the pages that
+quote them (docs/fidelity.md) are then rendered by ``python -m nsrl.docs``.
 """
 
 import sys
-from pathlib import Path
 
-from nsrl.experiments.sensitivity.analysis import render, tables
+from nsrl.experiments.sensitivity.analysis import tables
 
 folder = sys.argv[1] if len(sys.argv) > 1 else "docs/sensitivity"
 for path in tables(folder):
     print(path)
-doc = Path(sys.argv[2] if len(sys.argv) > 2 else "docs/fidelity.md")
-doc.write_text(render(doc, folder))
-print(doc)
+print("now run `python -m nsrl.docs` to render the pages that quote them")

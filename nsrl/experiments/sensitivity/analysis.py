@@ -14,15 +14,14 @@ writes, from those two files alone:
 * ``observations.csv``: every check with its measured figures (the default thresholds).
 
 A reading that runs CPI+ alone (``sweep.SHARES``) takes the other schemes from the reading it
-shares them with. ``python -m nsrl.experiments.sensitivity DIR DOC`` rewrites the tables
-from a folder's two files (e.g. the committed ``docs/sensitivity``), then DOC's generated
-blocks (:func:`render`).
+shares them with. ``python -m nsrl.experiments.sensitivity DIR`` rewrites the tables
+from a folder's two files (e.g. the committed ``docs/sensitivity``); :func:`blocks` gives the
+Markdown that ``python -m nsrl.docs`` puts in docs/fidelity.md.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -237,16 +236,3 @@ def robustness_table(robust: pd.DataFrame) -> str:
         held[variant] = {c: " ".join(part.index[part[c] == True]) or "none"  # noqa: E712
                          for c in part.columns if c != "robust"}
     return markdown(pd.DataFrame(held).T.rename_axis("reading"))
-
-
-def render(doc, folder) -> str:
-    """``doc``'s text with its generated blocks replaced by :func:`blocks`.
-
-    A block sits between the lines ``<!-- sensitivity:NAME -->`` and
-    ``<!-- /sensitivity:NAME -->``.
-    """
-    text = Path(doc).read_text()
-    for name, block in blocks(folder).items():
-        text = re.sub(rf"(<!-- sensitivity:{name} -->\n).*?(<!-- /sensitivity:{name} -->)",
-                      lambda m, b=block: m.group(1) + b + "\n" + m.group(2), text, flags=re.S)
-    return text
