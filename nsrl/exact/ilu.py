@@ -1,16 +1,17 @@
 """ILU(0)-preconditioned BiCGSTAB for ``(I - M) x = c`` on slow-mixing chains (compiled).
 
 Why: on a near-deterministic chain (a discretised mountain car, a grid world with little
-slip) ``I - gamma P_pi`` has eigenvalues spread close to 1 - gamma along the chain's long
-paths, and plain BiCGSTAB needs hundreds of iterations (469 on a 100 x 100 car for a random
-policy, 250-570 at 316 x 316), where a Garnet, which mixes in a few steps, needs ~40. An
-incomplete LU factorisation with the sparsity of ``A = I - M`` (ILU(0), Saad, *Iterative
-Methods for Sparse Linear Systems*, 2nd ed., Algorithm 10.4) follows the chain's flow in the
-states' order: measured, it cuts those 469 iterations to 22 for the same certified error. It
-costs one pass over A to build and two triangular sweeps per product, O(nnz(A)) memory: the
-model's O(S A b) bound holds. It exists without pivoting: ``I - gamma P_pi`` and its
-transpose (the occupancy's system) are nonsingular M-matrices, for which ILU(0) is well
-defined with positive pivots (Meijerink and van der Vorst, 1977).
+slip) values travel along long paths one step per product, and plain BiCGSTAB needs hundreds
+of iterations (469 on a 100 x 100 car for a random policy, 250-570 at 316 x 316), where a
+Garnet, which mixes in a few steps, needs ~40. An incomplete LU factorisation with the
+sparsity of ``A = I - M`` (ILU(0), Saad, *Iterative Methods for Sparse Linear Systems*, 2nd
+ed., Algorithm 10.4) carries values along the chain in the states' order within one
+triangular sweep: measured once (that random policy on the 100 x 100 car), it cut the 469
+iterations to 22 for the same certified error. It costs one pass over A to build and two
+triangular sweeps per product, O(nnz(A)) memory: the model's O(S A b) bound holds. It exists
+without pivoting: ``I - gamma P_pi`` and its transpose (the occupancy's system) are
+nonsingular M-matrices, for which ILU(0) is well defined with positive pivots (Meijerink and
+van der Vorst, 1977).
 
 The caller (:func:`nsrl.exact.iterative.certified_solve`) certifies every result from an
 explicitly recomputed residual, so the preconditioner changes the speed, never the guarantee.
