@@ -197,17 +197,41 @@ class LSTDCritic:
         n = np.bincount(everything.repeat(self.A), w_sa * n_sa, minlength=S)
         has = n > 0
         r_hat = np.bincount(everything.repeat(self.A), w_sa * r_sa, minlength=S)[has] / n[has]
-        P = np.zeros((S, S))
-        np.add.at(P, (keys // (S * self.A), keys % S), w_sa[keys // S] * counts)
-        P = P[has] / n[has, None]
         v = np.zeros(S)
         rest = np.flatnonzero(~has)  # no data: the regression critic's values
         if len(rest):
             v[rest] = self.fallback.values(tail_policy, rest, sampler.observe(rest), rng)
-        gamma = sampler.gamma
-        lhs = np.eye(int(has.sum())) - gamma * P[:, has]
-        v[has] = np.linalg.solve(lhs, r_hat + gamma * P[:, ~has] @ v[~has])
+        v[has] = _empirical_value(keys, counts, w_sa, n, has, r_hat, v, S, self.A,
+                                  sampler.gamma)
         return v[np.asarray(states, dtype=np.int64)]
+
+
+_DENSE_CRITIC_MAX = 2000  # dense solve up to here (earlier numbers kept); sparse LU above
+
+
+def _empirical_value(keys, counts, w_sa, n, has, r_hat, v, S, A, gamma) -> np.ndarray:
+    """V on the states with data: ``(I - gamma P_hat) V = r_hat + gamma P_hat V_rest``.
+
+    Up to :data:`_DENSE_CRITIC_MAX` states a dense P_hat (S x S) and LAPACK, as before; above,
+    the same system sparse (P_hat has at most one entry per distinct transition observed) and
+    SuperLU: a dense S x S matrix is 60 GiB at 9 x 10^4 states.
+    """
+    if S <= _DENSE_CRITIC_MAX:
+        P = np.zeros((S, S))
+        np.add.at(P, (keys // (S * A), keys % S), w_sa[keys // S] * counts)
+        P = P[has] / n[has, None]
+        lhs = np.eye(int(has.sum())) - gamma * P[:, has]
+        return np.linalg.solve(lhs, r_hat + gamma * P[:, ~has] @ v[~has])
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import spsolve
+
+    s, s1 = keys // (S * A), keys % S
+    keep = has[s]
+    pos = np.cumsum(has) - 1  # row of each state with data
+    P = sp.csr_matrix(((w_sa[keys // S] * counts)[keep] / n[s[keep]], (pos[s[keep]], s1[keep])),
+                      shape=(int(has.sum()), S))
+    lhs = sp.identity(P.shape[0], format="csc") - gamma * P[:, has].tocsc()
+    return spsolve(lhs, r_hat + gamma * (P[:, ~has] @ v[~has]))
 
 
 class ExactCritic:

@@ -178,3 +178,21 @@ def test_critic_and_m_refusals():
         RolloutCSC(env, clf, n_states=5, n_rollouts=0)
     with pytest.raises(ValueError, match="too small"):
         RolloutCSC(env, clf, budget=2 * 30 - 1)  # the first call's H = 30 for 2 actions
+
+
+@pytest.mark.parametrize("kind", ["stationary", "mixture"])
+def test_lstd_critic_sparse_solve_equals_the_dense_one(mdp, kind, monkeypatch):
+    """Above _DENSE_CRITIC_MAX states the empirical model is solved sparse: same values."""
+    from nsrl.greedy import critic
+
+    op = RolloutCSC(FiniteMDPVectorEnv(mdp), DecisionTreeClassifier(random_state=0),
+                    n_states=4, features="onehot", critic="lstd",
+                    stratified=False)
+    rng = np.random.default_rng(3)
+    op.greedy(nsrl.constant(0), nsrl.Nu(), rng)
+    states, target = np.arange(mdp.n_states), targets(mdp)[kind]
+    dense = op.critic.values(target, states, states, np.random.default_rng(0))
+    monkeypatch.setattr(critic, "_DENSE_CRITIC_MAX", 0)
+    sparse = op.critic.values(target, states, states, np.random.default_rng(0))
+    assert len(np.unique(op.critic.fallback.records[-1].states)) < mdp.n_states  # both parts
+    np.testing.assert_allclose(sparse, dense, rtol=1e-12, atol=1e-12)

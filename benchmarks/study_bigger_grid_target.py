@@ -1,0 +1,67 @@
+"""The grid-world target at 10^5 states, tried as a user would (issue 21): LSTD-Q on more
+RBF centres and other feature maps, at a fixed total budget of 10^6 transitions.
+
+Target: the best sample-based scheme reaches an exact loss <= 10% of pi_0's within 10^6
+transitions on the ``bigger`` sweep's grid world MDP 0 at n_states = 10^5 (90 007 states).
+Each configuration is (feature map, features, scheme, iterations x transitions per call =
+10^6); one run seed. Appends one line per configuration to
+benchmarks/results/study_bigger_grid_target.txt as soon as it is done.
+
+    python benchmarks/study_bigger_grid_target.py --configs "rbf:400:cpi(0.1):20"
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+import nsrl
+from nsrl.experiments import load_experiment
+from nsrl.experiments.domains import side
+from nsrl.experiments.presets import Shard
+from nsrl.greedy.feature_maps import coordinate_features
+
+ROOT = Path(__file__).resolve().parents[1]
+BUDGET = 1_000_000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", default="rbf:400:cpi(0.1):20,rbf:400:api(0.1):20",
+                        help="kind:n_features:scheme:iterations, comma-separated")
+    parser.add_argument("--n-states", type=int, default=100_000)
+    args = parser.parse_args()
+    sweep = load_experiment("bigger").sweeps()["grid-lstdq"]
+    shard = Shard(args.n_states, 4, 4, 0)  # the instance of build_mdp, with its coordinates
+    rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
+    base = nsrl.gridworld(side(args.n_states), gamma=sweep.gamma, seed=rng)
+    l0 = nsrl.loss(base, nsrl.constant())
+    out = ROOT / "benchmarks" / "results" / "study_bigger_grid_target.txt"
+    for config in args.configs.split(","):
+        kind, n_features, scheme, iterations = config.split(":")
+        n_features, iterations = int(n_features), int(iterations)
+        start = time.process_time()
+        phi = coordinate_features(base.features, kind, n_features)
+        mdp = nsrl.with_features(base, phi)
+        spec = nsrl.OperatorSpec("lstdq", samples=BUDGET // iterations, features="phi")
+        with threadpool_limits(1, "blas"):
+            hist = nsrl.run(sweep.scheme(scheme), spec, iterations,
+                            rng=np.random.default_rng(0), mdp=mdp, engine="reference")
+        best = int(np.argmin(hist.losses))
+        line = (f"{kind} {phi.shape[1]} features, {scheme} + LSTD-Q, {iterations} x "
+                f"{BUDGET // iterations:,}: loss(pi_0) {l0:.2f}; final {hist.losses[-1]:.2f} "
+                f"({hist.losses[-1] / l0:.0%} of pi_0's), best {hist.losses[best]:.2f} "
+                f"({hist.losses[best] / l0:.0%}) at {int(hist.samples[best]):,} transitions; "
+                f"losses {np.round(hist.losses, 2).tolist()} "
+                f"[{time.process_time() - start:.0f} CPU s]")
+        print(line, flush=True)
+        with out.open("a") as f:
+            f.write(line + "\n")
+
+
+if __name__ == "__main__":
+    main()
