@@ -18,6 +18,7 @@ VERBATIM = [
      "### Garnet(100,4,2), target pi_0"),
     ("sampling-compare-final", R + "compare_targets.txt", "### Final exact loss"),
     ("sampling-compare-targets", R + "compare_targets.txt", "### Targets (issue 12)"),
+    ("sampling-lstdq-consistency", R + "bench_lstdq.txt", "### max |Q_hat - Q_pi|"),
     ("bounds-garnet-constants", R + "garnet_constants.txt", "| n_S | b | C_pi"),
     ("rollout-study-a", R + "study_rollouts.txt", "### A. One-call greedy error nu(T v - T_pi' v), "
      "target pi*"),
