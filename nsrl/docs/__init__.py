@@ -5,7 +5,16 @@ changes nothing and exits 1 naming each block whose text differs from what its d
 Importing this package registers every renderer (one module per family of result files).
 """
 
-from nsrl.docs import benchmarks, paper, sampled, sampling, sb3, sensitivity, tables  # noqa: F401
+from nsrl.docs import (  # noqa: F401  (each module registers its renderers)
+    benchmarks,
+    bounds,
+    paper,
+    sampled,
+    sampling,
+    sb3,
+    sensitivity,
+    tables,
+)
 from nsrl.docs.registry import BLOCKS, block
 from nsrl.docs.render import check_pages, render_pages
 
