@@ -237,3 +237,13 @@ def _issue22(root: Path) -> str:
                        ".txt`)", num(before, 0)]], "lr")
     return table + (f"\n\nThe {abs(after - before) / before:.1%} between them is within this "
                     f"machine's drift under load.")
+
+
+@block("bench-issue22-vs-quiet", sources=[R + "bench_sweep_issue22.txt",
+                                         R + "bench_sweep_final_code.txt"])
+def _issue22_vs_quiet(root: Path) -> str:
+    """The loaded issue-22 rate as a fraction of the quiet one-sitting paper run's."""
+    loaded = sweep_rates(root, "bench_sweep_issue22.txt")[0]
+    quiet = sweep_rates(root, "bench_sweep_final_code.txt")[0]
+    return (f"{loaded / quiet:.2f} times the quiet-machine figure ({num(quiet, 0)} "
+            f"scheme-iterations/s, `bench_sweep_final_code.txt`)")
