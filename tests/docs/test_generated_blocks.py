@@ -117,3 +117,35 @@ def test_a_paper_run_with_observations_is_quoted_from_its_summary(copy):
     reproduce = (copy / "docs" / "reproduce.md").read_text()
     assert "is that run's (created" in reproduce
     assert check_pages(copy) == []
+
+
+@pytest.mark.parametrize(("result", "old", "new", "expected"), [
+    # a slope of the greedy-error study: the sentence of slopes (docs/sampling.md)
+    ("study_greedy_error.txt", "| 0.0024 | 0.00017 | -1.11 |", "| 0.0024 | 0.00017 | -1.31 |",
+     {"sampling-greedy-slopes", "sampling-greedy-error"}),
+    # C(2,1,0) at n_S = 100, b = 2: the ratio and the spread quoted by docs/bounds.md
+    ("garnet_constants.txt", "| 94.64 | 94.74 |", "| 94.64 | 98.74 |",
+     {"bounds-garnet-constants", "bounds-ratio-100", "bounds-all-policy-spread"}),
+])
+def test_a_changed_study_output_makes_the_values_read_from_it_stale(copy, result, old, new,
+                                                                     expected):
+    _edit(copy / "benchmarks" / "results" / result, old, new)
+    assert {f.finding.name for f in check_pages(copy)} == expected
+    assert render_pages(copy) == [] and check_pages(copy) == []
+
+
+def test_a_changed_head_to_head_run_updates_the_values_computed_from_the_runs(copy):
+    """The sb3 values are computed from the per-checkpoint CSVs (means, per-seed comparisons)."""
+    import pandas as pd
+
+    csv = copy / "benchmarks" / "results" / "sb3_head_to_head_dqn.csv"
+    runs = pd.read_csv(csv)
+    runs.loc[runs["problem"] == "garnet", "loss"] *= 10  # DQN ten times worse on the Garnet
+    runs.to_csv(csv, index=False)
+    stale = {f.finding.name for f in check_pages(copy)}
+    assert {"sb3.garnet.dqn.1e6", "sb3-dqn-range-1e6", "sb3-instances-1e5",
+            "sb3-dqn-rise"} <= stale
+    assert "sb3-head-to-head" not in stale  # the table is the benchmark's text output
+    assert render_pages(copy) == [] and check_pages(copy) == []
+    sb3 = (copy / "docs" / "sb3.md").read_text()
+    assert "LSPI is below DQN on 5 instances" in sb3
