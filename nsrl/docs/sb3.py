@@ -97,8 +97,10 @@ def _f3(x: float) -> str:
 
 def versus(root: Path, learner: str, other: str, budget: float, problem: str = "garnet"
            ) -> tuple[int, list[tuple[float, float]], list[float]]:
-    """Seeds where ``learner`` is below ``other``, and the (learner, other) pairs above and the
-    values tied, compared at the table's 3 decimals."""
+    """How often ``learner`` is below ``other``, instance by instance, at the table's 3 decimals.
+
+    Returns the number of seeds below, the (learner, other) pairs above and the tied values.
+    """
     table = per_seed(root, problem, budget).round(3)
     below, above, tied = 0, [], []
     for a, b in zip(table[learner], table[other], strict=True):
@@ -166,8 +168,10 @@ def _budget_text(b: float) -> str:
 
 
 def optimal_from(root: Path, problem: str, learner: str) -> float:
-    """The first budget of the figure's grid (40 log-spaced points, 10^3 to 10^6) from which
-    every run of ``learner`` stays at loss 0.000."""
+    """The first budget from which every run of ``learner`` stays at loss 0.000.
+
+    Budgets are those of the figure's grid: 40 log-spaced points from 10^3 to 10^6.
+    """
     grid = np.geomspace(1e3, 1e6, 40)
     df = at_budgets(root, grid)
     g = df[(df["problem"] == problem) & (df["learner"] == learner)].pivot(
