@@ -4,10 +4,12 @@ RBF centres and other feature maps, at a fixed total budget of 10^6 transitions.
 Target: the best sample-based scheme reaches an exact loss <= 10% of pi_0's within 10^6
 transitions on the ``bigger`` sweep's grid world MDP 0 at n_states = 10^5 (90 007 states).
 Each configuration is (feature map, features, scheme, iterations x transitions per call =
-10^6); one run seed. Appends one line per configuration to
-benchmarks/results/study_bigger_grid_target.txt as soon as it is done.
+10^6); one run seed. Tile coding is passed to LSTD-Q as a scipy.sparse table (its sparse
+path and default ridge); the other maps as the model's dense Phi. Appends one line per
+configuration to benchmarks/results/study_bigger_grid_target.txt as soon as it is done.
 
     python benchmarks/study_bigger_grid_target.py --configs "rbf:400:cpi(0.1):20"
+    python benchmarks/study_bigger_grid_target.py --configs "tiles:63504:psdp:50"
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import nsrl
+from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.experiments import load_experiment
 from nsrl.experiments.domains import side
 from nsrl.experiments.presets import Shard
-from nsrl.greedy.feature_maps import coordinate_features
+from nsrl.greedy.feature_maps import coordinate_features, make_feature_map
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET = 1_000_000
@@ -45,9 +48,16 @@ def main() -> None:
         kind, n_features, scheme, iterations = config.split(":")
         n_features, iterations = int(n_features), int(iterations)
         start = time.process_time()
-        phi = coordinate_features(base.features, kind, n_features)
-        mdp = nsrl.with_features(base, phi)
-        spec = nsrl.OperatorSpec("lstdq", samples=BUDGET // iterations, features="phi")
+        if kind == "tiles":  # a scipy.sparse table: LSTD-Q's sparse path, its default ridge
+            phi = make_feature_map(kind, n_features, 2).set_params(sparse_output=True) \
+                .fit_transform(base.features)
+            mdp = base
+            spec = nsrl.LSTDQ(FiniteMDPVectorEnv(base, num_envs=1),
+                              budget=BUDGET // iterations, features=phi)
+        else:
+            phi = coordinate_features(base.features, kind, n_features)
+            mdp = nsrl.with_features(base, phi)
+            spec = nsrl.OperatorSpec("lstdq", samples=BUDGET // iterations, features="phi")
         with threadpool_limits(1, "blas"):
             hist = nsrl.run(sweep.scheme(scheme), spec, iterations,
                             rng=np.random.default_rng(0), mdp=mdp, engine="reference")

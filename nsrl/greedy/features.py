@@ -115,7 +115,10 @@ def make_features(spec, env, mdp) -> StateFeatures:
         if mdp is None or mdp.features is None:
             raise ValueError("features='phi' needs a model with features (e.g. nsrl.garnet).")
         return StateFeatures("table", table=np.asarray(mdp.features))
-    table = np.asarray(spec, dtype=np.float64)
+    import scipy.sparse as sp
+
+    table = sp.csr_matrix(spec, dtype=np.float64) if sp.issparse(spec) else \
+        np.asarray(spec, dtype=np.float64)
     if table.ndim != 2 or not index:
         raise ValueError(
             f"a feature array should be (n_states, p) for index observations, got shape "

@@ -13,8 +13,10 @@ psibar' being 0 after a termination. Only X_pi depends on the target. Two ways t
   the counts N(x, a), N(x, a, x') and reward sums (:class:`nsrl.greedy.transitions.IndexCounts`):
   with one-hot features ``G = diag N(x, a)`` and ``X_pi[(x, a), (x', a')] = N(x, a, x')
   pi(a' | x')`` are sparse, so LSTD-Q is the fixed point of the empirical model, in
-  O(S A b) whatever the number of transitions; with a Phi table they are dense d x d
-  matrices built in O(nnz p + A^2 S p^2);
+  O(S A b) whatever the number of transitions; with a dense Phi table they are dense d x d
+  matrices built in O(nnz p + A^2 S p^2); with a scipy.sparse table (tile coding) G is
+  block diagonal and X_pi sparse, both built by sparse products, and the solves are sparse
+  (SuperLU: one factorisation of G + lambda I serves every regression of a finite sequence);
 * :class:`DenseSystem`, for any feature matrix, from the transitions, in O(n A p^2).
 
 **Regularisation.** ``lambda = ridge * s2`` is added to the summed system, s2 being the
@@ -58,11 +60,14 @@ class IndexSystem:
 
     def __init__(self, counts, table, probs):
         self.counts, self.probs = counts, probs
-        self.table = table if sp.issparse(table) else np.asarray(table, dtype=float)
+        self.table = table.tocsr() if sp.issparse(table) else np.asarray(table, dtype=float)
         n, A = counts.n_index, counts.n_actions
         self.one_hot = self.table.shape == (n, n) and is_identity(self.table)
+        self.sparse = sp.issparse(self.table) and not self.one_hot  # e.g. tile coding
         self.next = counts.next_matrix()
-        norms = np.ones(n) if self.one_hot else (self.table**2).sum(axis=1)
+        norms = np.ones(n) if self.one_hot else (
+            np.asarray(self.table.multiply(self.table).sum(axis=1)).ravel() if self.sparse
+            else (self.table**2).sum(axis=1))
         total = counts.states.sum()
         self.scale = float(counts.states @ norms / total) if total > 0 else float(norms.mean())
         if self.one_hot:
@@ -71,8 +76,18 @@ class IndexSystem:
             return
         p = self.table.shape[1]
         self.d = A * p
-        self.gram, self.b = np.zeros((self.d, self.d)), np.zeros(self.d)
         self._left = []  # Phi^T N_a, (p, n): the pairs' side of X_pi, shared by every target
+        if self.sparse:  # G is block diagonal and sparse, X_pi sparse: O(nnz) memory
+            blocks = []
+            self.b = np.zeros(self.d)
+            for a in range(A):
+                rows = slice(a * n, (a + 1) * n)
+                blocks.append(self.table.T @ sp.diags(counts.visits[rows]) @ self.table)
+                self.b[a * p:(a + 1) * p] = self.table.T @ counts.rewards[rows]
+                self._left.append((self.next[rows].T @ self.table).T.tocsr())
+            self.gram = sp.block_diag(blocks, format="csr")
+            return
+        self.gram, self.b = np.zeros((self.d, self.d)), np.zeros(self.d)
         for a in range(A):
             rows, blk = slice(a * n, (a + 1) * n), slice(a * p, (a + 1) * p)
             self.gram[blk, blk] = self.table.T @ (counts.visits[rows, None] * self.table)
@@ -88,6 +103,10 @@ class IndexSystem:
         """X_pi theta, without forming X_pi for one-hot features: N(x, a, .) @ (pi theta)."""
         if self.one_hot:
             return self.next @ self.average(pi, theta)
+        if self.sparse:  # sum_a' pi(a' | x') phi(x') theta_a', then Phi^T N_a of it per a
+            probs, A = self.probs(pi), self.counts.n_actions
+            values = (probs * (self.table @ theta.reshape(A, -1).T)).sum(axis=1)
+            return np.concatenate([left @ values for left in self._left])
         return self.cross(pi) @ theta
 
     def cross(self, pi):
@@ -99,6 +118,9 @@ class IndexSystem:
             out.eliminate_zeros()
             return out
         p = self.table.shape[1]
+        if self.sparse:
+            right = [sp.diags(probs[:, b]) @ self.table for b in range(A)]
+            return sp.bmat([[left @ r for r in right] for left in self._left], format="csr")
         out = np.zeros((self.d, self.d))
         for b in range(A):
             right = probs[:, b, None] * self.table  # pi(a' = b | x') phi(x')
@@ -294,7 +316,17 @@ def solve_finite(system, policies, gamma: float, lam: float, uniform,
                  state_reward: bool) -> np.ndarray:
     """theta_0 for the finite sequence p_0 ... p_{k-1}, backwards (``uniform``: 1/A policy)."""
     F = system.gram + lam * _eye(system, system.d)
-    if sp.issparse(F):  # one-hot: F is diagonal
+    if sp.issparse(F) and not getattr(system, "one_hot", False):  # sparse features
+
+        factor = spla.splu(F.tocsc())
+
+        def regress(y):
+            out = factor.solve(y)
+            if not np.all(np.isfinite(out)):
+                raise ValueError("the LSTD-Q Gram matrix is singular (features without "
+                                 "data?): use ridge > 0.")
+            return out
+    elif sp.issparse(F):  # one-hot: F is diagonal
         diag = F.diagonal()
         if np.any(diag <= 0):
             raise ValueError("the LSTD-Q system is singular (state-action pairs without "

@@ -43,6 +43,7 @@ No reset-to-state is needed: data come from walks from the env's reset
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from nsrl.greedy.base import Greedy, Occupancy
 from nsrl.greedy.features import EstimatorPolicy, make_features
@@ -89,9 +90,13 @@ class LSTDQ:
             norm, added to the summed system): its weight relative to the data, ridge / n,
             vanishes as they grow. Default: 1e-3 for one-hot features (LSTD-Q is then the
             fixed point of the empirical model, well posed at every pair with data; the
-            ridge only settles pairs without data), 10 for other features (correlated
-            features make the system ill-conditioned; measured on CartPole-v1 with RBF
-            features).
+            ridge only settles pairs without data) and for scipy.sparse tables such as tile
+            coding (local features: each column sees a small share of the data, as a
+            one-hot column does, so a ridge worth 10 transitions per column would outweigh
+            it and pull Q towards 0 where the behaviour rarely goes; measured on the 10^4
+            grid world: PSDP with 6 400 tiles ends at 45% of pi_0's loss with ridge 1,
+            8% with ridge 0.01), 10 for other features (correlated features make the
+            system ill-conditioned; measured on CartPole-v1 with RBF features).
         explore: for rho = d_{pi,nu} (CPI family), the probability of a uniform action in
             the behaviour that collects data (the rest follows pi); rho = nu uses uniform
             actions only. Visited states follow d_{b,nu} of that behaviour b.
@@ -130,9 +135,10 @@ class LSTDQ:
         self.budget, self.explore = int(budget), float(explore)
         self.store = self._make_store(reuse, store)
         self.features = make_features(features, env, self.sampler.mdp)
-        one_hot = self._index and is_identity(self.features.table)
+        local = self._index and (is_identity(self.features.table)
+                                 or sp.issparse(self.features.table))
         self.ridge = float(ridge) if ridge is not None else (
-            RIDGE_ONE_HOT if one_hot else RIDGE_FEATURES)
+            RIDGE_ONE_HOT if local else RIDGE_FEATURES)
         self.value_rollouts, self.samples_used = value_rollouts, 0
         self.value_estimate, self._nu_hat = self._check_value_estimate(value_estimate), None
 

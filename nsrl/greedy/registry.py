@@ -195,11 +195,12 @@ def _one_critic(options: dict) -> None:
                          "run the horizon H: drop m or pick a critic.")
 
 
-def _lstdq(mdp, samples, features):
+def _lstdq(mdp, samples, features, ridge):
     from nsrl.envs import FiniteMDPVectorEnv
     from nsrl.greedy.lstdq import LSTDQ
 
-    return LSTDQ(FiniteMDPVectorEnv(mdp, num_envs=1), budget=samples, features=features)
+    return LSTDQ(FiniteMDPVectorEnv(mdp, num_envs=1), budget=samples, features=features,
+                 ridge=ridge)
 
 
 def _lstdq_memory(n_states: int, n_actions: int, transitions: int) -> int:
@@ -220,7 +221,9 @@ register_operator("exact", ExactGreedy, summary="the exact greedy step with the 
 register_operator("projected", ProjectedGreedy, ProjectedGreedy.params,
                   batched="nsrl.batched.linalg.state:Batch",
                   summary="the paper's greedy(Pi_{Phi,rho}(v + noise))")
-register_operator("lstdq", _lstdq, {"samples": SAMPLES, "features": FEATURES},
+# LSTD-Q's ridge in transitions; None: its default (1e-3 for one-hot or sparse tables, 10 else)
+RIDGE = param(float | None, None, ge=0)
+register_operator("lstdq", _lstdq, {"samples": SAMPLES, "features": FEATURES, "ridge": RIDGE},
                   sample_based=True, memory=_lstdq_memory,
                   summary="LSTD-Q on the env's transitions (no reset-to-state)")
 register_operator("rollout-csc", _rollout("csc"), ROLLOUT_PARAMS, sample_based=True,

@@ -9,6 +9,7 @@ from fixtures import CountingEnv, policies
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import LSTDQ, TransitionStore
+from nsrl.greedy.feature_maps import TileCoding
 from nsrl.greedy.lstd_system import DenseSystem
 from nsrl.greedy.sampling import Transitions, action_probs
 from nsrl.greedy.transitions import take
@@ -64,14 +65,20 @@ def test_q_error_vanishes_as_transitions_grow(walk, kind):
 
 
 @pytest.mark.parametrize("kind", ["deterministic", "mixture", "loop", "finite", "empty"])
-@pytest.mark.parametrize("table", ["onehot", "phi"])
+@pytest.mark.parametrize("table", ["onehot", "phi", "sparse tiles"])
 def test_count_statistics_equal_per_transition_statistics(kind, table):
     # The index path (counts N(x, a, x')) and the dense path (one feature row per
-    # transition) build the same LSTD-Q system.
+    # transition) build the same LSTD-Q system; a scipy.sparse table (tile coding) takes
+    # the index path's sparse branch.
     mdp = nsrl.garnet(9, 3, 2, n_features=4, gamma=0.9, seed=2)
     target = policies(mdp, seed=4)[kind]
     phi = np.eye(9) if table == "onehot" else mdp.features
-    op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=1, features=phi, reuse=False)
+    features = phi
+    if table == "sparse tiles":  # 2 tilings of 2 x 2 tiles of 2-d coordinates
+        coords = np.random.default_rng(3).random((9, 2))
+        features = TileCoding(n_tiles=2, n_tilings=2, sparse_output=True).fit_transform(coords)
+        phi = features.toarray()
+    op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=1, features=features, reuse=False)
     rng = np.random.default_rng(0)
     data = op.sampler.transitions(3000, rng)
     data.done[::50] = True  # terminations: nothing bootstrapped after them
@@ -240,6 +247,11 @@ def test_refusals():
         LSTDQ(gym.make("CartPole-v1"), budget=10)
     with pytest.raises(ValueError, match="needs state-index"):
         LSTDQ(gym.make("CartPole-v1"), budget=10, gamma=0.9, features="onehot")
+    # the registry's ridge option reaches LSTD-Q, and a negative one is refused
+    mdp = nsrl.garnet(5, 2, 2, seed=0)
+    assert nsrl.make_operator("lstdq", mdp, samples=5, ridge=0.5).ridge == 0.5
+    with pytest.raises(ValueError, match="ridge"):
+        nsrl.make_operator("lstdq", mdp, samples=5, ridge=-1.0)
 
 
 @pytest.mark.parametrize("value", ["lstd", "rollouts"])
@@ -256,3 +268,23 @@ def test_same_seeds_same_policies(value):
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
     assert not np.array_equal(a[0], c[0])
+
+
+def test_sparse_tile_coding_psdp_approaches_exact_psdp_as_data_grow():
+    # The path of benchmarks/study_bigger_grid_target.py at a small size: LSTD-Q on a
+    # scipy.sparse tile-coding table (its sparse branch and default ridge), PSDP on a grid
+    # world. Tiles fine enough to tell every cell apart make LSTD-Q consistent, so PSDP's
+    # loss curve approaches the exact operator's as the transitions per call grow.
+    from nsrl.greedy.feature_maps import make_feature_map
+
+    mdp = nsrl.gridworld(20, gamma=0.95, seed=0)
+    tiles = make_feature_map("tiles", 1600, 2).set_params(sparse_output=True)
+    phi = tiles.fit_transform(mdp.features)
+    exact = nsrl.run("psdp", "exact", 20, rng=np.random.default_rng(0), mdp=mdp).losses
+    gaps = []
+    for budget in (2000, 200_000):
+        op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=budget, features=phi)
+        assert op.ridge == 1e-3  # a sparse table gets the one-hot default
+        losses = nsrl.run("psdp", op, 20, rng=np.random.default_rng(0), mdp=mdp).losses
+        gaps.append(np.abs(losses - exact).max() / nsrl.loss(mdp, nsrl.constant()))
+    assert gaps[1] < gaps[0] / 10 and gaps[1] < 0.01, gaps
