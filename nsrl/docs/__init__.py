@@ -12,6 +12,7 @@ from nsrl.docs import (  # noqa: F401  (each module registers its renderers)
     sampled,
     sampling,
     sb3,
+    scale,
     sensitivity,
     tables,
 )
