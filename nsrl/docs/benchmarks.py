@@ -256,3 +256,17 @@ def _issue22_vs_quiet(root: Path) -> str:
     quiet = sweep_rates(root, "bench_sweep_final_code.txt")[0]
     return (f"{loaded / quiet:.2f} times the quiet-machine figure ({num(quiet, 0)} "
             f"scheme-iterations/s, `bench_sweep_final_code.txt`)")
+
+
+@block("perf-drift", sources=[R + n for n in SWEEPS])
+def _drift(root: Path) -> str:
+    """The other days' fast-path rates as fractions of the quiet paper-run code's."""
+    quiet = sweep_rates(root, "bench_sweep_final_code.txt")[0]
+    others = [sweep_rates(root, n)[0] / quiet for n in SWEEPS if n != "bench_sweep_final_code.txt"]
+    return f"{min(others):.2f} to {max(others):.2f} times the quiet run's rate on other days"
+
+
+@block("perf-sweep-final-2cores", sources=[R + "bench_sweep_final_code.txt"])
+def _final_two_cores(root: Path) -> str:
+    """The projected full protocol on 2 cores of the code of the committed paper run."""
+    return f"{sweep_rates(root, 'bench_sweep_final_code.txt')[2]:.1f} min"
