@@ -8,10 +8,12 @@ Importing this package registers every renderer (one module per family of result
 from nsrl.docs import (  # noqa: F401  (each module registers its renderers)
     benchmarks,
     bounds,
+    envs,
     paper,
     sampled,
     sampling,
     sb3,
+    scale,
     sensitivity,
     tables,
 )

@@ -134,9 +134,12 @@ block("perf-scale", sources=[SCALE_IDLE])(_scale_block(SCALE_IDLE))
 block("perf-scale-loaded", sources=[SCALE_LOADED])(_scale_block(SCALE_LOADED))
 
 
-def _scale_value(task: str, what: str):
+SCALE_SIZES = {"1e3": "1,000", "1e4": "10,000", "1e5": "100,000", "1e6": "1,000,000"}
+
+
+def _scale_value(task: str, what: str, size: str = "1e6"):
     def render(root: Path) -> str:
-        cell = scale_rows(root, SCALE_IDLE)["1,000,000"][1 + SCALE_TASKS.index(task)]
+        cell = scale_rows(root, SCALE_IDLE)[SCALE_SIZES[size]][1 + SCALE_TASKS.index(task)]
         if what == "rate":
             return cell
         seconds = re.match(r"([\d.]+) s", cell)
@@ -144,15 +147,18 @@ def _scale_value(task: str, what: str):
         bound = re.search(r"\(([\d.e+-]+)\)", cell)
         found = {"s": seconds, "GiB": gib, "bound": bound}[what]
         if found is None:
-            raise ValueError(f"{SCALE_IDLE}: no {what} in the 10^6 row's {task} cell {cell!r}")
+            raise ValueError(f"{SCALE_IDLE}: no {what} in the {SCALE_SIZES[size]} row's "
+                             f"{task} cell {cell!r}")
         return found[1] if what == "bound" else f"{found[1]} {what}"
     return render
 
 
-for _task in SCALE_TASKS:
-    for _what in {"steps": ("rate",), "vstar": ("s", "GiB", "bound")}.get(_task, ("s", "GiB")):
-        block(f"scale.1e6.{_task}.{_what}", sources=[SCALE_IDLE], optional=True)(
-            _scale_value(_task, _what))
+for _size in SCALE_SIZES:
+    for _task in SCALE_TASKS:
+        for _what in {"steps": ("rate",), "vstar": ("s", "GiB", "bound")}.get(_task,
+                                                                             ("s", "GiB")):
+            block(f"scale.{_size}.{_task}.{_what}", sources=[SCALE_IDLE], optional=True)(
+                _scale_value(_task, _what, _size))
 
 
 @block("perf-mdptoolbox", sources=[R + "bench_scale_session_runs.txt",
@@ -168,20 +174,23 @@ def _mdptoolbox(root: Path) -> str:
     return md_table(header, [[_short(c) for c in r] for r in rows], "lrrrrrr")
 
 
+def exact_run(root: Path, name: str) -> dict[str, str]:
+    """One ``bench_exact.py`` output: 'evaluation' and each scheme -> '0.388 ms'."""
+    text = read_text(root, R + name)
+    found = re.search(r"one evaluation \(deterministic\)\s+([\d.]+ms)", text)
+    if found is None:
+        raise ValueError(f"{R}{name} has no 'one evaluation' line")
+    out = {"evaluation": found[1].replace("ms", " ms")}
+    for scheme, ms in re.findall(r"^  (\S+)\s+([\d.]+) ms/iteration", text, re.MULTILINE):
+        out[scheme] = f"{ms} ms"
+    return out
+
+
 @block("perf-exact", sources=[R + f"bench_exact_issue20_{w}_{i}.txt"
                               for w in ("base", "new") for i in (1, 2)])
 def _exact(root: Path) -> str:
-    def parse(name: str) -> dict[str, str]:
-        text = read_text(root, R + name)
-        out = {"evaluation": re.search(r"one evaluation \(deterministic\)\s+([\d.]+ms)", text)}
-        for scheme, ms in re.findall(r"^  (\S+)\s+([\d.]+) ms/iteration", text, re.MULTILINE):
-            out[scheme] = f"{ms} ms"
-        if out["evaluation"] is None:
-            raise ValueError(f"{R}{name} has no 'one evaluation' line")
-        out["evaluation"] = out["evaluation"][1].replace("ms", " ms")
-        return out
-
-    runs = [parse(f"bench_exact_issue20_{w}_{i}.txt") for w in ("base", "new") for i in (1, 2)]
+    runs = [exact_run(root, f"bench_exact_issue20_{w}_{i}.txt")
+            for w in ("base", "new") for i in (1, 2)]
     rows = [[what, *(r.get(what, "-") for r in runs)] for what in runs[-1]]
     return md_table(["Garnet(200, 10, 2)", "before, run 1", "before, run 2", "after, run 1",
                      "after, run 2"], rows, "lrrrr")
@@ -247,3 +256,17 @@ def _issue22_vs_quiet(root: Path) -> str:
     quiet = sweep_rates(root, "bench_sweep_final_code.txt")[0]
     return (f"{loaded / quiet:.2f} times the quiet-machine figure ({num(quiet, 0)} "
             f"scheme-iterations/s, `bench_sweep_final_code.txt`)")
+
+
+@block("perf-drift", sources=[R + n for n in SWEEPS])
+def _drift(root: Path) -> str:
+    """The other days' fast-path rates as fractions of the quiet paper-run code's."""
+    quiet = sweep_rates(root, "bench_sweep_final_code.txt")[0]
+    others = [sweep_rates(root, n)[0] / quiet for n in SWEEPS if n != "bench_sweep_final_code.txt"]
+    return f"{min(others):.2f} to {max(others):.2f} times the quiet run's rate on other days"
+
+
+@block("perf-sweep-final-2cores", sources=[R + "bench_sweep_final_code.txt"])
+def _final_two_cores(root: Path) -> str:
+    """The projected full protocol on 2 cores of the code of the committed paper run."""
+    return f"{sweep_rates(root, 'bench_sweep_final_code.txt')[2]:.1f} min"

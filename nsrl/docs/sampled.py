@@ -266,3 +266,26 @@ def _psdp_rise(root: Path) -> str:
     low = int(psdp.idxmin())
     return (f"{psdp.iloc[0]:.1f} at k = 1, {psdp[low]:.1f} at its lowest (k = {low}), "
             f"{psdp.iloc[-1]:.1f} at k = {int(psdp.index[-1])}")
+
+
+@block("sampled-rollout-share", sources=[f"docs/sampled/{v}/summary.md" for v in VARIANTS])
+def _rollout_share(root: Path) -> str:
+    """Rollouts + CSC's share of the four variants' computation (wall time)."""
+    wall = {v: int(search(root, f"docs/sampled/{v}/summary.md",
+                          r"Wall time of the computation: (\d+) s")[1]) for v in VARIANTS}
+    return f"{wall['rollout-onehot'] / sum(wall.values()):.0%}"
+
+
+def _stopped(variant: str, k: int):
+    def render(root: Path) -> str:
+        rel = f"docs/sampled/{variant}/summary.md"
+        table = section_table(root, rel, "## Stopping rule").set_index("scheme")
+        return f"{float(table.loc['CPI+', f'k={k}']):.0%}"
+    return render
+
+
+for _variant in VARIANTS:
+    for _k in (5, 10, 20, 50, 100):
+        block(f"sampled.cpi-plus-stopped.{_variant}.k{_k}",
+              sources=[f"docs/sampled/{_variant}/summary.md"], optional=True)(
+            _stopped(_variant, _k))

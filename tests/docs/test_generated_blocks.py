@@ -126,6 +126,15 @@ def test_a_paper_run_with_observations_is_quoted_from_its_summary(copy):
     # C(2,1,0) at n_S = 100, b = 2: the ratio and the spread quoted by docs/bounds.md
     ("garnet_constants.txt", "| 94.64 | 94.74 |", "| 94.64 | 98.74 |",
      {"bounds-garnet-constants", "bounds-ratio-100", "bounds-all-policy-spread"}),
+    # one of the three vector-env runs at 10^6 states quoted by docs/scale.md, and their swing
+    ("bench_scale_session_runs.txt", "| 34.1 M |", "| 24.1 M |",
+     {"scale-vecenv-runs", "scale-vecenv-swing"}),
+    # the quiet run's native env (numba): its table and the values docs/envs.md computes from it
+    ("bench_envs_quiet.txt", "numba, N=4096           54.817", "numba, N=4096           44.817",
+     {"perf-envs-quiet", "envs-drift", "envs-numpy-share", "envs-step-us"}),
+    # API(0.1) after issue 20 made faster: the table and the sentence naming the slower schemes
+    ("bench_exact_issue20_new_1.txt", "api(0.1)      1.663", "api(0.1)      1.263",
+     {"perf-exact", "scale-exact-schemes"}),
 ])
 def test_a_changed_study_output_makes_the_values_read_from_it_stale(copy, result, old, new,
                                                                      expected):
