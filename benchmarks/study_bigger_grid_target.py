@@ -10,6 +10,8 @@ configuration to benchmarks/results/study_bigger_grid_target.txt as soon as it i
 
     python benchmarks/study_bigger_grid_target.py --configs "rbf:400:cpi(0.1):20"
     python benchmarks/study_bigger_grid_target.py --configs "tiles:63504:psdp:50"
+    python benchmarks/study_bigger_grid_target.py --n-states 10000 \
+        --configs "tiles:6400:psdp:50,tiles:6400:psdp:50:batch"
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.experiments import load_experiment
 from nsrl.experiments.domains import side
 from nsrl.experiments.presets import Shard
+from nsrl.greedy import TransitionStore
 from nsrl.greedy.feature_maps import coordinate_features, make_feature_map
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +38,8 @@ BUDGET = 1_000_000
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", default="rbf:400:cpi(0.1):20,rbf:400:api(0.1):20",
-                        help="kind:n_features:scheme:iterations, comma-separated")
+                        help="kind:n_features:scheme:iterations[:batch], comma-separated "
+                        "(batch: tiles only, all 10^6 transitions drawn first)")
     parser.add_argument("--n-states", type=int, default=100_000)
     args = parser.parse_args()
     sweep = load_experiment("bigger").sweeps()["grid-lstdq"]
@@ -45,15 +49,20 @@ def main() -> None:
     l0 = nsrl.loss(base, nsrl.constant())
     out = ROOT / "benchmarks" / "results" / "study_bigger_grid_target.txt"
     for config in args.configs.split(","):
-        kind, n_features, scheme, iterations = config.split(":")
-        n_features, iterations = int(n_features), int(iterations)
+        kind, n_features, scheme, iterations, *mode = config.split(":")
+        n_features, iterations, batch = int(n_features), int(iterations), mode == ["batch"]
         start = time.process_time()
         if kind == "tiles":  # a scipy.sparse table: LSTD-Q's sparse path, its default ridge
             phi = make_feature_map(kind, n_features, 2).set_params(sparse_output=True) \
                 .fit_transform(base.features)
-            mdp = base
-            spec = nsrl.LSTDQ(FiniteMDPVectorEnv(base, num_envs=1),
-                              budget=BUDGET // iterations, features=phi)
+            mdp, env = base, FiniteMDPVectorEnv(base, num_envs=1)
+            if batch:  # textbook LSPI's protocol: one batch of 10^6, then no new transitions
+                store = TransitionStore(BUDGET)
+                store.add(nsrl.LSTDQ(env, budget=BUDGET, features=phi).sampler.transitions(
+                    BUDGET, np.random.default_rng(1)))
+                spec = nsrl.LSTDQ(env, budget=0, features=phi, store=store)
+            else:
+                spec = nsrl.LSTDQ(env, budget=BUDGET // iterations, features=phi)
         else:
             phi = coordinate_features(base.features, kind, n_features)
             mdp = nsrl.with_features(base, phi)
@@ -62,10 +71,13 @@ def main() -> None:
             hist = nsrl.run(sweep.scheme(scheme), spec, iterations,
                             rng=np.random.default_rng(0), mdp=mdp, engine="reference")
         best = int(np.argmin(hist.losses))
-        line = (f"{kind} {phi.shape[1]} features, {scheme} + LSTD-Q, {iterations} x "
-                f"{BUDGET // iterations:,}: loss(pi_0) {l0:.2f}; final {hist.losses[-1]:.2f} "
+        where = f"iteration {best + 1}" if batch else f"{int(hist.samples[best]):,} transitions"
+        calls = f"one batch of {BUDGET:,} (uniform walks), {iterations} iterations" if batch \
+            else f"{iterations} x {BUDGET // iterations:,}"
+        line = (f"n_states {args.n_states}: {kind} {phi.shape[1]} features, {scheme} + LSTD-Q, "
+                f"{calls}: loss(pi_0) {l0:.2f}; final {hist.losses[-1]:.2f} "
                 f"({hist.losses[-1] / l0:.0%} of pi_0's), best {hist.losses[best]:.2f} "
-                f"({hist.losses[best] / l0:.0%}) at {int(hist.samples[best]):,} transitions; "
+                f"({hist.losses[best] / l0:.0%}) at {where}; "
                 f"losses {np.round(hist.losses, 2).tolist()} "
                 f"[{time.process_time() - start:.0f} CPU s]")
         print(line, flush=True)

@@ -47,7 +47,7 @@ class OperatorSpec:
 
     Examples:
         >>> OperatorSpec("lstdq", samples=500)
-        OperatorSpec('lstdq', samples=500, features=None)
+        OperatorSpec('lstdq', samples=500, features=None, ridge=None)
     """
 
     def __init__(self, name: str, **options):

@@ -16,6 +16,7 @@ from nsrl.docs import (  # noqa: F401  (each module registers its renderers)
     scale,
     sensitivity,
     tables,
+    targets,
 )
 from nsrl.docs.registry import BLOCKS, block
 from nsrl.docs.render import check_pages, render_pages
