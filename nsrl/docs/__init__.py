@@ -7,6 +7,7 @@ Importing this package registers every renderer (one module per family of result
 
 from nsrl.docs import (  # noqa: F401  (each module registers its renderers)
     benchmarks,
+    bigger,
     bounds,
     envs,
     paper,

@@ -158,3 +158,28 @@ def test_a_changed_head_to_head_run_updates_the_values_computed_from_the_runs(co
     assert render_pages(copy) == [] and check_pages(copy) == []
     sb3 = (copy / "docs" / "sb3.md").read_text()
     assert "LSPI is below DQN on 5 instances" in sb3
+
+
+def test_a_changed_bigger_run_updates_its_tables_and_the_claims_computed_from_them(copy):
+    """docs/bigger.md's tables and answer read the complete run's per-variant statistics."""
+    stats = copy / "docs" / "bigger" / "full_run" / "car-exact" / "stats_n_states.csv"
+    # CPI(0.1)'s final loss on the 10^4 car with the exact operator, 25.93 -> 20.53: now
+    # within 10% of API(0.1)'s 20.07, so O3's count of close cases goes from 11 to 12
+    _edit(stats, "10000,CPI(0.1),10,25.928566979551,", "10000,CPI(0.1),10,20.528566979551,")
+    stale = {f.finding.name for f in check_pages(copy)}
+    assert stale == {"bigger-final.car.10000", "bigger-answer-ranks", "bigger-answer-o3"}
+    assert render_pages(copy) == [] and check_pages(copy) == []
+    page = (copy / "docs" / "bigger.md").read_text()
+    assert "| CPI(0.1) | 20.53 | 47.23 | 22.77 | 47.88 |" in page
+    assert "within 10% of each other in 12 of 16 cases" in page
+
+
+def test_a_changed_bigger_session_log_updates_the_run_times(copy):
+    sessions = copy / "docs" / "bigger" / "full_run" / "grid-lstdq" / "sessions.jsonl"
+    _edit(sessions, '"elapsed": 506.87, "cpu_seconds": 381.81', '"elapsed": 506.87, '
+          '"cpu_seconds": 481.81')
+    stale = {f.finding.name for f in check_pages(copy)}
+    assert stale == {"bigger-run-totals", "bigger-run-efficiency", "bigger-run-dask",
+                     "bigger-run-drop-lstdq"}
+    assert render_pages(copy) == [] and check_pages(copy) == []
+    assert "2 787 worker CPU s" in (copy / "docs" / "bigger.md").read_text()
