@@ -250,8 +250,9 @@ class Sweep:
         return cls(**data)
 
     def features_of(self, n_states: int) -> int | None:
-        """p on an instance of ``n_states`` states: n_features, round(feature_fraction n_S)
-        (at least 1), or None (the domain's default: n_S // 10 for a Garnet).
+        """p on an instance of ``n_states`` states (None: the domain's default, n_S // 10).
+
+        ``n_features``, or ``round(feature_fraction n_S)`` (at least 1), or None.
 
         Examples:
             >>> Sweep(feature_fraction=0.5).features_of(50), Sweep().features_of(50)
@@ -295,9 +296,9 @@ class Sweep:
 
 
 # Fields added after the first results were published, with the default that reproduces them.
-_LATER_FIELDS = ("constant_feature", "feature_law", "feature_fraction", "line_search_scores", "cpi_advantage",
-                 "cpi_epsilon", "line_search", "operator", "representation", "samples_per_pair",
-                 "domain", "feature_map", "samples_per_call", "engine")
+_LATER_FIELDS = ("constant_feature", "feature_law", "feature_fraction", "line_search_scores",
+                 "cpi_advantage", "cpi_epsilon", "line_search", "operator", "representation",
+                 "samples_per_pair", "domain", "feature_map", "samples_per_call", "engine")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
 
 
