@@ -14,14 +14,18 @@ Writes docs/sensitivity/calibration_search.csv (one row per setting).
 
 With ``--fractions``, the one thing that search held fixed: the number of features p, as a
 fraction of n_S (the sweep field ``feature_fraction``; the Garnet draws Phi last, so its
-transitions and rewards, and the exact losses, do not move with p), crossed with the settings
-given as ``law:constant:noise_model`` (constant ``yes`` or ``no``) and the noise amplitudes
-iota of ``--noise``. Same instances, MDPs, runs and ranges. Each row is added to (or replaces
-the row of the same setting in) docs/sensitivity/calibration_search_p.csv, so the search can
-go in stages:
+transitions and rewards, and the exact losses, do not move with p), crossed with the
+settings given as ``law:constant:noise_model`` (constant ``yes`` or ``no``; ``all``: the 24)
+and the noise amplitudes iota of ``--noise``. Same instances, MDPs, runs and ranges. Each row
+is added to (or replaces the row of the same setting in)
+docs/sensitivity/calibration_search_p.csv, so the search can go in stages:
 
     nice -n 10 python benchmarks/study_calibration.py --fractions 0.1,0.2,0.5 \\
         --settings uniform:no:relative,binary:yes:span --noise 0.1,0.05
+
+The committed file: ``--fractions 0.1,0.2,0.3333,0.5,0.6,0.65,0.7,0.75,0.85,0.9,1.0 --settings
+all``, then ``--fractions 0.5,0.6 --settings uniform:yes:span,uniform:yes:absolute,
+binary:yes:span --noise 0.05,0.2``. BLAS runs on one thread (``CPU s``: per setting).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 import nsrl
 from nsrl.experiments.domains import build_mdp
@@ -82,6 +87,13 @@ def instances(feature_fraction: float | None = None) -> list:
     return out
 
 
+def parse_settings(text: str) -> list[tuple[str, bool, str]]:
+    """``"all"`` (the 24 settings) or comma-separated :func:`parse_setting` strings."""
+    if text == "all":
+        return list(itertools.product(FEATURE_LAWS, (False, True), NOISE_MODELS))
+    return [parse_setting(x) for x in text.split(",")]
+
+
 def parse_setting(text: str) -> tuple[str, bool, str]:
     """``"binary:yes:span"`` -> ("binary", True, "span")."""
     parts = text.split(":")
@@ -125,12 +137,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fractions", type=floats, default=None,
                         help="p / n_S values to search (default: the 24 settings at n_S / 10)")
-    parser.add_argument("--settings", type=lambda t: [parse_setting(x) for x in t.split(",")],
+    parser.add_argument("--settings", type=parse_settings,
                         default=[("uniform", False, "relative")],
-                        help="law:constant:noise_model,... (with --fractions)")
+                        help="law:constant:noise_model,... or all (with --fractions)")
     parser.add_argument("--noise", type=floats, default=[0.1],
                         help="noise amplitudes iota (with --fractions; default 0.1)")
     args = parser.parse_args()
+    with threadpool_limits(limits=1, user_api="blas"):  # one core, as the study's workers
+        run(args)
+
+
+def run(args) -> None:
     if args.fractions is not None:
         search_p(args.fractions, args.settings, args.noise)
         return
