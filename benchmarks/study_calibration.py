@@ -26,6 +26,12 @@ docs/sensitivity/calibration_search_p.csv, so the search can go in stages:
 The committed file: ``--fractions 0.1,0.2,0.3333,0.5,0.6,0.65,0.7,0.75,0.85,0.9,1.0 --settings
 all``, then ``--fractions 0.5,0.6 --settings uniform:yes:span,uniform:yes:absolute,
 binary:yes:span --noise 0.05,0.2``. BLAS runs on one thread (``CPU s``: per setting).
+
+Eight MDPs of four instances measure a setting roughly: the reading chosen from that file
+(p = 0.6 n_S, U[0, 1], a constant feature, span noise) kept 0.75 of the step there and 0.49 on
+the study's 135 MDPs. ``--instances study`` measures the candidates again on the study's mix,
+all 27 instances x the same held-out MDPs 10 and 11 (54 MDPs), into
+docs/sensitivity/calibration_confirm.csv.
 """
 
 from __future__ import annotations
@@ -59,6 +65,9 @@ MDPS = (10, 11)
 RUNS, ITERATIONS = 4, 100
 SEARCH = ROOT / "docs" / "sensitivity" / "calibration_search.csv"
 SEARCH_P = ROOT / "docs" / "sensitivity" / "calibration_search_p.csv"
+# --instances study: all 27 instances of the study (its mix of n_S, n_A, b), same held-out MDPs
+CONFIRM = ROOT / "docs" / "sensitivity" / "calibration_confirm.csv"
+STUDY_INSTANCES = list(itertools.product(SWEEP.n_states, SWEEP.n_actions, SWEEP.branching))
 SETTING = ["feature_fraction", "feature_law", "constant_feature", "noise_model", "noise"]
 
 
@@ -77,11 +86,11 @@ def measure(mdps, options: dict) -> dict:
             "API final / pi_0": float(np.mean(final) / np.mean(l0))}
 
 
-def instances(feature_fraction: float | None = None) -> list:
+def instances(feature_fraction: float | None = None, grid=INSTANCES) -> list:
     """[(mdp, L(pi_0), L(exact step))] of the search's MDPs with p = feature_fraction n_S."""
     sweep = dataclasses.replace(SWEEP, feature_fraction=feature_fraction)
     out = []
-    for (s, a, b), m in itertools.product(INSTANCES, MDPS):
+    for (s, a, b), m in itertools.product(grid, MDPS):
         mdp = build_mdp(sweep, Shard(s, a, b, m))
         out.append((mdp, *exact_step_losses(mdp)))
     return out
@@ -110,12 +119,14 @@ def floats(text: str) -> list[float]:
     return [round(float(x), 4) for x in text.split(",")]
 
 
-def search_p(fractions, settings, noises) -> None:
-    """The p dimension: rows added to (or replacing theirs in) :data:`SEARCH_P`."""
+def search_p(fractions, settings, noises, study: bool = False) -> None:
+    """The p dimension: rows added to (or replacing theirs in) :data:`SEARCH_P` (or, on the
+    study's 27 instances, :data:`CONFIRM`)."""
     start = time.process_time()
-    table = pd.read_csv(SEARCH_P) if SEARCH_P.exists() else pd.DataFrame(columns=SETTING)
+    path = CONFIRM if study else SEARCH_P
+    table = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=SETTING)
     for f in fractions:
-        mdps = instances(f)
+        mdps = instances(f, STUDY_INSTANCES if study else INSTANCES)
         for (law, constant, noise_model), noise in itertools.product(settings, noises):
             t0 = time.process_time()
             options = {"feature_law": law, "constant_feature": constant,
@@ -129,8 +140,8 @@ def search_p(fractions, settings, noises) -> None:
             print(row, flush=True)
     table = table.sort_values(SETTING, ascending=[True, True, True, True, False],
                               kind="stable")
-    table.to_csv(SEARCH_P, index=False, float_format="%.4f")
-    print(f"{time.process_time() - start:.0f} CPU s -> {SEARCH_P}")
+    table.to_csv(path, index=False, float_format="%.4f")
+    print(f"{time.process_time() - start:.0f} CPU s -> {path}")
 
 
 def main() -> None:
@@ -140,6 +151,9 @@ def main() -> None:
     parser.add_argument("--settings", type=parse_settings,
                         default=[("uniform", False, "relative")],
                         help="law:constant:noise_model,... or all (with --fractions)")
+    parser.add_argument("--instances", choices=("search", "study"), default="search",
+                        help="with --fractions: the search's 4 instances (default) or the "
+                             "study's 27 (rows go to calibration_confirm.csv)")
     parser.add_argument("--noise", type=floats, default=[0.1],
                         help="noise amplitudes iota (with --fractions; default 0.1)")
     args = parser.parse_args()
@@ -149,7 +163,7 @@ def main() -> None:
 
 def run(args) -> None:
     if args.fractions is not None:
-        search_p(args.fractions, args.settings, args.noise)
+        search_p(args.fractions, args.settings, args.noise, args.instances == "study")
         return
     start = time.process_time()
     mdps = instances()
