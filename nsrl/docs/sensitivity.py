@@ -1,12 +1,19 @@
-"""Blocks that quote the ``sensitivity`` study committed in docs/sensitivity/."""
+"""Blocks that quote the ``sensitivity`` study committed in docs/sensitivity/.
+
+Tables (``fidelity-*``) and inline values (``fidelity.*``): each reading's figures
+(``fidelity.<reading>.<key>``, :data:`READING_KEYS`), the calibration searches'
+(``fidelity.search-p.*``, ``fidelity.confirm.*``) and the number of readings.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, read_csv
+from nsrl.docs.sources import listing, read_csv, slug
 from nsrl.experiments.sensitivity.analysis import blocks as study_blocks
+from nsrl.experiments.sensitivity.calibration import FRACTION, SPREAD
+from nsrl.experiments.sensitivity.sweep import CALIBRATED, CONSTANT_SPAN_P06, VARIANTS
 
 CSV = "docs/sensitivity/sensitivity.csv"
 OBSERVATIONS = "docs/sensitivity/observations.csv"
@@ -42,7 +49,9 @@ FOLDER = "docs/sensitivity"
 FIDELITY = {  # block of docs/fidelity.md -> the study's files it is rendered from
     "verdicts": ("sensitivity.csv",), "means": ("sensitivity.csv",),
     "spread": ("sensitivity.csv",), "robustness": ("robustness.csv",),
-    "search": ("calibration_search.csv",),
+    "search": ("calibration_search.csv",), "search-p": ("calibration_search_p.csv",),
+    "search-p-noise": ("calibration_search_p.csv",),
+    "search-confirm": ("calibration_confirm.csv",),
 }
 
 
@@ -54,3 +63,173 @@ def _fidelity(name: str):
 
 for _name, _files in FIDELITY.items():
     block(f"fidelity-{_name}", sources=[f"{FOLDER}/{f}" for f in _files])(_fidelity(_name))
+
+
+# Inline values of one reading, from sensitivity.csv: fidelity.<reading>.<key> ('+' in a
+# reading's name written '_').
+SCHEMES = ("API", "API(0.1)", "CPI(0.1)", "CPI+", "NSPI(5)", "NSPI(10)", "NSPI(30)", "PSDP")
+READING_KEYS = {
+    "step": lambda r: f"{r['step fraction']:.2f}",
+    "spread": lambda r: f"{r['relative spread']:.2f}",
+    "held": lambda r: str(int(r["held"])),
+    "holds": lambda r: listing([o for o in OBS if r[o] == "yes"]) or "none",
+    "fails": lambda r: listing([o for o in OBS if r[o] != "yes"]) or "none",
+    "cpi-plus-stopped-20": lambda r: f"{100 * r['CPI+ stopped k=20']:.0f}%",
+    "flips": lambda r: r["verdicts that a threshold changes"],
+    **{f"mean-{slug(s)}": (lambda r, s=s: f"{r[f'mean {s}']:.2f}") for s in SCHEMES},
+}
+
+
+def _reading_value(variant: str, key: str):
+    def render(root: Path) -> str:
+        table = read_csv(root, CSV).set_index("variant")
+        if variant not in table.index:
+            raise ValueError(f"{CSV} has no reading {variant!r}")
+        return READING_KEYS[key](table.loc[variant])
+    return render
+
+
+def _measured(variant: str, check: str):
+    def render(root: Path) -> str:
+        obs = read_csv(root, OBSERVATIONS).set_index(["variant", "observation"])
+        if (variant, check) not in obs.index:
+            raise ValueError(f"{OBSERVATIONS} has no check {check} of the reading {variant!r}")
+        return str(obs.loc[(variant, check), "measured"])
+    return render
+
+
+for _variant in VARIANTS:
+    _stem = f"fidelity.{_variant.replace('+', '_')}"
+    for _key in READING_KEYS:
+        block(f"{_stem}.{_key}", sources=[CSV], optional=True)(_reading_value(_variant, _key))
+    for _check in OBS:  # what observations.csv measured for the check (fidelity.x.measured-o1)
+        block(f"{_stem}.measured-{_check.lower()}", sources=[OBSERVATIONS], optional=True)(
+            _measured(_variant, _check))
+
+
+@block("fidelity.readings", sources=[CSV])
+def _readings(root: Path) -> str:
+    return str(len(read_csv(root, CSV)))
+
+
+@block("fidelity.calibrated.cpu", sources=[f"{FOLDER}/cpu_seconds.csv"])
+def _calibrated_cpu(root: Path) -> str:
+    cpu = read_csv(root, f"{FOLDER}/cpu_seconds.csv").set_index("variant")
+    return f"{cpu.loc['calibrated', 'CPU s']:.0f}"
+
+
+SEARCH_P = f"{FOLDER}/calibration_search_p.csv"
+CONFIRM = f"{FOLDER}/calibration_confirm.csv"
+
+
+def _at_paper_iota(root: Path, rel: str):
+    found = read_csv(root, rel)
+    return found, found[found["noise"] == 0.1]
+
+
+def _measures(row) -> str:
+    return f"step kept {row['step fraction']:.2f}, spread {row['relative spread']:.2f}"
+
+
+def _setting(row) -> str:
+    constant = "a constant feature" if row["constant_feature"] else "no constant feature"
+    return f"{row['feature_law']} features, {constant}, {row['noise_model']} noise"
+
+
+def _row_of(table, reading: dict):
+    row = table[(table["feature_fraction"] == reading["feature_fraction"])
+                & (table["feature_law"] == "uniform")
+                & (table["constant_feature"] == reading["constant_feature"])
+                & (table["noise_model"] == reading["noise_model"])]
+    if len(row) != 1:
+        raise ValueError(f"no single row of the reading {reading} in the search")
+    return row.iloc[0]
+
+
+@block("fidelity.search-p.size", sources=[SEARCH_P])
+def _search_size(root: Path) -> str:
+    found, paper = _at_paper_iota(root, SEARCH_P)
+    settings = len(paper[["feature_law", "constant_feature", "noise_model"]].drop_duplicates())
+    return (f"{settings} settings x {paper['feature_fraction'].nunique()} values of p, and "
+            f"{len(found) - len(paper)} with another iota: {len(found)} rows, "
+            f"{found['CPU s'].sum():.0f} CPU s")
+
+
+@block("fidelity.search-p.first", sources=[SEARCH_P])
+def _search_first(root: Path) -> str:
+    _, paper = _at_paper_iota(root, SEARCH_P)
+    hits = paper[paper["calibrated"]].sort_values("feature_fraction", kind="stable")
+    row = hits.iloc[0]
+    return f"{row['feature_fraction']:g} n_S ({_setting(row)}: {_measures(row)})"
+
+
+@block("fidelity.search-p.first-uniform", sources=[SEARCH_P])
+def _search_first_uniform(root: Path) -> str:
+    _, paper = _at_paper_iota(root, SEARCH_P)
+    row = _row_of(paper, CONSTANT_SPAN_P06)
+    if not row["calibrated"]:
+        raise ValueError("the reading constant-span-p0.6 is not calibrated in the search")
+    return f"{row['feature_fraction']:g} n_S ({_setting(row)}: {_measures(row)})"
+
+
+@block("fidelity.search-p.never", sources=[SEARCH_P])
+def _search_never(root: Path) -> str:
+    _, paper = _at_paper_iota(root, SEARCH_P)
+    relative = paper[paper["noise_model"] == "relative"]
+    bare = paper[~paper["constant_feature"] & (paper["feature_fraction"] < 1)]
+    return (f"{int(relative['calibrated'].sum())} of the {len(relative)} settings with "
+            f"relative noise and {int(bare['calibrated'].sum())} of the {len(bare)} without a "
+            f"constant feature below p = n_S")
+
+
+@block("fidelity.confirm.size", sources=[CONFIRM])
+def _confirm_size(root: Path) -> str:
+    found = read_csv(root, CONFIRM)
+    return f"{len(found)} settings, {found['CPU s'].sum():.0f} CPU s"
+
+
+@block("fidelity.confirm.p06", sources=[CONFIRM])
+def _confirm_p06(root: Path) -> str:
+    return _measures(_row_of(_at_paper_iota(root, CONFIRM)[1], CONSTANT_SPAN_P06))
+
+
+@block("fidelity.confirm.calibrated", sources=[CONFIRM])
+def _confirm_calibrated(root: Path) -> str:
+    row = _row_of(_at_paper_iota(root, CONFIRM)[1], CALIBRATED)
+    return f"{row['feature_fraction']:g} n_S ({_measures(row)})"
+
+
+@block("fidelity.calibration.ranges", sources=())
+def _ranges(root: Path) -> str:
+    return (f"step kept in [{FRACTION[0] + 0.05:g}, {FRACTION[1] - 0.05:g}], spread at most "
+            f"{SPREAD[1] - 0.05:g}")
+
+
+@block("fidelity.calibrated.p", sources=())
+def _calibrated_p(root: Path) -> str:
+    return f"p = {CALIBRATED['feature_fraction']:g} n_S"
+
+
+@block("fidelity.calibrated.c-failures", sources=[f"{FOLDER}/per_mdp.csv"])
+def _c_failures(root: Path) -> str:
+    """The conclusion's comparisons that fail under ``calibrated``, by scheme."""
+    from nsrl.experiments.observations import Final, paired_p
+    from nsrl.experiments.sensitivity.analysis import readings
+
+    read_csv(root, f"{FOLDER}/per_mdp.csv")
+    f = Final(readings(root / FOLDER)["calibrated"])
+    failed: dict[str, list[str]] = {}
+    tried = 0
+    for col in (None, "n_states", "n_actions", "branching"):
+        parts = [(None, f.mean)] if col is None else list(f.mean.groupby(level=col))
+        for value, part in parts:
+            for scheme in [c for c in f.mean.columns if c not in ("API", "API(0.1)")]:
+                tried += 1
+                if paired_p((part[scheme] - part["API"]).to_numpy(), f.c.test) >= f.c.level:
+                    where = "overall" if col is None else f"{col} = {value}"
+                    failed.setdefault(scheme, []).append(where)
+    if not failed:
+        return f"none of the {tried} comparisons fails"
+    total = sum(len(v) for v in failed.values())
+    return (f"{total} of the {tried} comparisons fail: "
+            + listing([f"{s} ({', '.join(w)})" for s, w in failed.items()]))

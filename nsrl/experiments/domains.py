@@ -49,8 +49,8 @@ def build_mdp(sweep, shard):
     """The MDP of ``shard`` (its instance seed derived by the sweep), with its features."""
     rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
     if sweep.domain == "garnet":
-        return garnet(shard.n_states, shard.n_actions, shard.branching, sweep.n_features,
-                      sweep.gamma, seed=rng)
+        return garnet(shard.n_states, shard.n_actions, shard.branching,
+                      sweep.features_of(shard.n_states), sweep.gamma, seed=rng)
     from nsrl.greedy.feature_maps import coordinate_features
 
     n = side(shard.n_states)
@@ -65,7 +65,8 @@ def model_nbytes(sweep, shard) -> int:
     """Estimated peak bytes of :func:`build_mdp` (the model and Phi)."""
     if sweep.domain == "garnet":
         return garnet_nbytes(shard.n_states, shard.n_actions,
-                             sweep.n_features or default_features(shard.n_states),
+                             sweep.features_of(shard.n_states)
+                             or default_features(shard.n_states),
                              max(shard.branching, 1))
     n = side(shard.n_states)
     model = gridworld_nbytes(n) if sweep.domain == "gridworld" else mountain_car_nbytes(n, n)

@@ -90,6 +90,9 @@ class Sweep:
     schemes: tuple[str, ...] = spec(PAPER_SCHEMES)
     noise: float = _PROJECTED["noise"].field()
     n_features: int | None = spec(None, ge=1)  # None: n_S // 10, as in the paper
+    # Or p as a fraction of each instance's n_S (Garnets only): p = max(1, round(f n_S)); the
+    # Garnet draws Phi last, so its transitions and rewards do not move with p.
+    feature_fraction: float | None = spec(None, gt=0, le=1)
     gamma: float = spec(0.99, gt=0, le=GAMMA_MAX)  # accurate exact solves
     seed: int = spec(2014, ge=0)
     # The readings of what the paper leaves unsaid (docs/decisions.md, docs/fidelity.md):
@@ -132,6 +135,12 @@ class Sweep:
             raise ValueError(f"sweep field 'n_features': {self.n_features} is more than n_states "
                              f"= {min(self.n_states)} (Phi has rank <= n_S: more features add "
                              f"nothing but memory); e.g. n_features = {min(self.n_states)}.")
+        if self.feature_fraction is not None and (self.n_features is not None
+                                                  or self.domain != "garnet"):
+            raise ValueError(
+                f"sweep field 'feature_fraction': {self.feature_fraction} sets p per Garnet "
+                f"instance, so it excludes n_features (got {self.n_features}) and applies to "
+                f"the garnet domain only (got {self.domain!r}); set one of them.")
         if "features" not in operator_entry(self.operator).params and \
                 self.representation != "phi":
             raise ValueError(f"sweep field 'representation': the {self.operator} operator "
@@ -240,6 +249,19 @@ class Sweep:
             )
         return cls(**data)
 
+    def features_of(self, n_states: int) -> int | None:
+        """p on an instance of ``n_states`` states (None: the domain's default, n_S // 10).
+
+        ``n_features``, or ``round(feature_fraction n_S)`` (at least 1), or None.
+
+        Examples:
+            >>> Sweep(feature_fraction=0.5).features_of(50), Sweep().features_of(50)
+            (25, None)
+        """
+        if self.feature_fraction is not None:
+            return max(1, int(self.feature_fraction * n_states + 0.5))
+        return self.n_features
+
     def mdp_seed(self, shard: Shard) -> np.random.SeedSequence:
         """The instance seed of ``shard``'s MDP."""
         return np.random.SeedSequence(self.seed, spawn_key=(0, *_instance(shard), shard.mdp))
@@ -274,9 +296,9 @@ class Sweep:
 
 
 # Fields added after the first results were published, with the default that reproduces them.
-_LATER_FIELDS = ("constant_feature", "feature_law", "line_search_scores", "cpi_advantage",
-                 "cpi_epsilon", "line_search", "operator", "representation", "samples_per_pair",
-                 "domain", "feature_map", "samples_per_call", "engine")
+_LATER_FIELDS = ("constant_feature", "feature_law", "feature_fraction", "line_search_scores",
+                 "cpi_advantage", "cpi_epsilon", "line_search", "operator", "representation",
+                 "samples_per_pair", "domain", "feature_map", "samples_per_call", "engine")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
 
 

@@ -146,3 +146,18 @@ def test_cpi_readings_are_equal_in_both_engines(shape, name, value, options):
     if "line_search" in options and not takes(cls, "line_search"):
         pytest.skip(f"{name} has no line search")
     check_equal(nsrl.garnet(*shape, seed=9), lambda: cls(**options), {"value": value})
+
+
+@pytest.mark.parametrize("name", registered_names())
+def test_the_calibrated_reading_is_equal_in_both_engines(name):
+    """The sensitivity study's ``calibrated`` reading: p = 0.85 n_S features (a Garnet drawn
+    with them, as the sweep field feature_fraction does) and its operator options; both
+    engines project on that MDP's Phi."""
+    from nsrl.experiments.presets import Sweep
+    from nsrl.experiments.sensitivity.sweep import CALIBRATED
+
+    options = {k: v for k, v in CALIBRATED.items() if k != "feature_fraction"}
+    p = Sweep(feature_fraction=CALIBRATED["feature_fraction"]).features_of(14)
+    mdp = nsrl.garnet(14, 3, 2, p, seed=5)
+    assert mdp.n_features == 12
+    check_equal(mdp, lambda: make_scheme(name), options)

@@ -34,3 +34,35 @@ def test_centred_features_with_a_constant_span_the_same_space():
     v = np.random.default_rng(2).uniform(50, 80, size=30)
     rho = np.full(30, 1 / 30)
     np.testing.assert_allclose(a.project(v, rho), b.project(v, rho), rtol=1e-9)
+
+
+def test_feature_fraction_sets_p_per_instance_and_leaves_the_instance_where_it_was():
+    """p = round(f n_S); the Garnet draws Phi last, so transitions, rewards and the exact
+    losses do not move with p (the reference losses of the study stay valid)."""
+    from nsrl.experiments.domains import build_mdp
+    from nsrl.experiments.presets import Shard
+
+    assert Sweep(feature_fraction=0.1).features_of(200) == 20 == 200 // 10
+    assert Sweep(feature_fraction=1 / 3).features_of(50) == 17
+    assert Sweep(feature_fraction=0.001).features_of(50) == 1
+    shard = Shard(50, 2, 2, 3)
+    paper, half = (build_mdp(Sweep(feature_fraction=f), shard) for f in (None, 0.5))
+    assert (paper.n_features, half.n_features) == (5, 25)
+    for x, y in zip(paper.successors, half.successors, strict=True):
+        assert np.array_equal(x, y)
+    assert np.array_equal(paper.R, half.R)
+    assert build_mdp(Sweep(feature_fraction=0.1), shard) == paper
+    assert Sweep(feature_fraction=None).fingerprint() == Sweep().fingerprint()
+    assert Sweep(feature_fraction=0.5).fingerprint() != Sweep().fingerprint()
+
+
+@pytest.mark.parametrize("fields, match", [
+    ({"feature_fraction": 0.5, "n_features": 10}, r"excludes n_features .*set one of them"),
+    ({"feature_fraction": 0.5, "domain": "gridworld", "n_actions": (4,), "branching": (4,),
+      "n_states": (100,)}, r"garnet domain only .*'gridworld'"),
+    ({"feature_fraction": 0.0}, r"feature_fraction"),
+    ({"feature_fraction": 1.5}, r"feature_fraction"),
+])
+def test_a_bad_feature_fraction_is_refused_naming_the_fix(fields, match):
+    with pytest.raises(ValueError, match=match):
+        Sweep(**fields)

@@ -42,3 +42,30 @@ def test_the_committed_tables_follow_from_the_stored_files(tmp_path):
     tables(tmp_path)
     for name in ("sensitivity.csv", "robustness.csv", "observations.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(tmp_path / name), pd.read_csv(FOLDER / name))
+
+
+def _manifest(folder, sweep):
+    import json
+
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps(
+        {"sweep": sweep.to_dict(), "fingerprint": sweep.fingerprint()}))
+    return folder
+
+
+def test_a_reading_joins_the_study_only_from_its_own_complete_folder(tmp_path):
+    import pytest
+
+    from nsrl.experiments.registry import load_sweep
+    from nsrl.experiments.sensitivity.analysis import add_reading
+
+    with pytest.raises(ValueError, match=r"'fastest' is not a reading.*add it to VARIANTS"):
+        add_reading(tmp_path, "fastest", tmp_path)
+    with pytest.raises(ValueError, match=r"does not hold the reading 'calibrated'.*run_sweep"):
+        add_reading(tmp_path, "calibrated", tmp_path)  # no manifest
+    other = _manifest(tmp_path / "other", load_sweep("sensitivity/default"))
+    with pytest.raises(ValueError, match=r"does not hold the reading 'calibrated'"):
+        add_reading(tmp_path, "calibrated", other)
+    empty = _manifest(tmp_path / "empty", load_sweep("sensitivity/calibrated"))
+    with pytest.raises(ValueError, match=r"no intact shard"):
+        add_reading(tmp_path, "calibrated", empty)

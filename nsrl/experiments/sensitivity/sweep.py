@@ -20,17 +20,30 @@ CPI_PLUS = {"schemes": ("cpi+",)}
 # (docs/fidelity.md); epsilon = 1e-3 (the default) is far below it.
 EPSILONS = (0.01, 0.03, 0.1)
 # The calibration search (benchmarks/study_calibration.py, docs/sensitivity/
-# calibration_search.csv): no setting meets the calibration criterion; this one misses it
-# least (the greedy step keeps 25% of the exact step's gain, 50% wanted; the spread is inside
-# its range). It departs from the paper's U[0, 1] features.
-BEST_CALIBRATED = {"feature_law": "binary", "constant_feature": True, "noise_model": "span"}
+# calibration_search.csv): at the paper's p = n_S / 10 no setting meets the calibration
+# criterion; this one misses it least (the greedy step keeps 25% of the exact step's gain, 50%
+# wanted; the spread is inside its range). It departs from the paper's U[0, 1] features.
+CLOSEST_AT_PAPER_P = {"feature_law": "binary", "constant_feature": True, "noise_model": "span"}
+# The search over p too (calibration_search_p.csv, 8 held-out MDPs of 4 instances): with the
+# paper's U[0, 1] features and iota = 0.1 the smallest p that calibrates is 0.6 n_S, with a
+# constant feature and span noise (CONSTANT_SPAN_P06); on the study's MDPs it misses both
+# ranges narrowly. Measured again on all 27 instances (calibration_confirm.csv, 54 held-out
+# MDPs), the smallest p at which a setting with the paper's law and iota is calibrated with a
+# margin of 0.05 inside each range (step kept in [0.55, 0.85], spread <= 0.15) is 0.85 n_S,
+# with the same constant feature and span noise: CALIBRATED. Both depart from the paper's
+# p = n_S / 10, at which no setting calibrates.
+CONSTANT_SPAN = {"constant_feature": True, "noise_model": "span"}
+CONSTANT_SPAN_P06 = {"feature_fraction": 0.6, **CONSTANT_SPAN}
+CALIBRATED = {"feature_fraction": 0.85, **CONSTANT_SPAN}
 VARIANTS = {
     "default": {},
     "no-noise": {"noise": 0.0},
     "absolute-noise": {"noise_model": "absolute"},
     "span-noise": {"noise_model": "span"},
     "constant-feature": {"constant_feature": True},
-    "best-calibrated": BEST_CALIBRATED,
+    "closest-at-paper-p": CLOSEST_AT_PAPER_P,
+    "constant-span-p0.6": CONSTANT_SPAN_P06,
+    "calibrated": CALIBRATED,
     "exact-advantage": {"cpi_advantage": "exact", **CPI_PLUS},
     **{f"epsilon-{e:g}": {"cpi_epsilon": e, **CPI_PLUS} for e in EPSILONS},
     "largest-improving": {"line_search": "largest-improving", **CPI_PLUS},
