@@ -233,3 +233,126 @@ def _c_failures(root: Path) -> str:
     total = sum(len(v) for v in failed.values())
     return (f"{total} of the {tried} comparisons fail: "
             + listing([f"{s} ({', '.join(w)})" for s, w in failed.items()]))
+
+
+# Per-reading figures computed from the per-MDP rows (per_mdp.csv): the within-MDP std of a
+# scheme (fidelity.<reading>.std-<scheme>), the range of the schemes' final means within a
+# branching factor (fidelity.<reading>.range-b<b>), the p-value of 'the scheme's within-MDP std
+# is below API's' (fidelity.<reading>.p-std-<scheme>), and CPI+'s stopped fractions.
+PER_MDP = f"{FOLDER}/per_mdp.csv"
+_FINALS: dict[tuple[str, float], dict] = {}
+
+
+def _final(root: Path, variant: str):
+    from nsrl.experiments.observations import Final
+    from nsrl.experiments.sensitivity.analysis import readings
+
+    path = Path(root) / PER_MDP
+    key = (str(path), path.stat().st_mtime)
+    if key not in _FINALS:
+        _FINALS.clear()
+        _FINALS[key] = readings(Path(root) / FOLDER)
+    found = _FINALS[key]
+    if variant not in found:
+        raise ValueError(f"{PER_MDP} has no reading {variant!r}")
+    return Final(found[variant])
+
+
+def _std(variant: str, scheme: str):
+    return lambda root: f"{_final(root, variant).avg(scheme, 'std'):.2f}"
+
+
+def _p_std(variant: str, scheme: str, than: str = "API"):
+    return lambda root: f"{_final(root, variant).lower(scheme, than, 'std'):.2g}"
+
+
+def _range_b(variant: str, b: int):
+    def render(root: Path) -> str:
+        means = _final(root, variant).mean.groupby(level="branching").mean()
+        if b not in means.index:
+            raise ValueError(f"{PER_MDP} has no branching {b} for {variant!r}")
+        row = means.loc[b]
+        return f"{row.max() - row.min():.2f}"
+    return render
+
+
+STOPPED = {"stopped-1": "CPI+ stopped k=1", "stopped-10": "CPI+ stopped k=10"}
+
+
+def _stopped(variant: str, column: str):
+    def render(root: Path) -> str:
+        return f"{100 * read_csv(root, CSV).set_index('variant').loc[variant, column]:.0f}%"
+    return render
+
+
+for _variant in VARIANTS:
+    _stem = f"fidelity.{_variant.replace('+', '_')}"
+    for _s in SCHEMES:
+        block(f"{_stem}.std-{slug(_s)}", sources=[PER_MDP], optional=True)(_std(_variant, _s))
+        if _s != "API":
+            block(f"{_stem}.p-std-{slug(_s)}", sources=[PER_MDP], optional=True)(
+                _p_std(_variant, _s))
+    block(f"{_stem}.p-std-psdp-vs-cpi-plus", sources=[PER_MDP], optional=True)(
+        _p_std(_variant, "PSDP", "CPI+"))
+    for _b in (1, 2, 10):
+        block(f"{_stem}.range-b{_b}", sources=[PER_MDP], optional=True)(_range_b(_variant, _b))
+    for _key, _col in STOPPED.items():
+        block(f"{_stem}.{_key}", sources=[CSV], optional=True)(_stopped(_variant, _col))
+
+
+# Two schemes' (or readings') final means compared: the difference and how far apart they
+# are, relative to their average (the checks' "within 10%").
+def _mean_of(root: Path, variant: str, scheme: str) -> float:
+    return float(read_csv(root, CSV).set_index("variant").loc[variant, f"mean {scheme}"])
+
+
+@block("fidelity.estimated-scores.cost", sources=[CSV])
+def _scores_cost(root: Path) -> str:
+    return f"{_mean_of(root, 'estimated-scores', 'CPI+') - _mean_of(root, 'default', 'CPI+'):.2f}"
+
+
+@block("fidelity.estimated-scores.cost-pct", sources=[CSV])
+def _scores_cost_pct(root: Path) -> str:
+    a, b = _mean_of(root, "estimated-scores", "CPI+"), _mean_of(root, "default", "CPI+")
+    return f"{100 * (a - b) / b:.0f}%"
+
+
+def _apart(variant: str, a: str, b: str):
+    def render(root: Path) -> str:
+        x, y = _mean_of(root, variant, a), _mean_of(root, variant, b)
+        return f"{100 * abs(x - y) / ((x + y) / 2):.0f}%"
+    return render
+
+
+APART = {"cpi-plus-cpi": ("CPI+", "CPI(0.1)"), "psdp-nspi-30": ("PSDP", "NSPI(30)"),
+         "psdp-cpi": ("PSDP", "CPI(0.1)"), "psdp-cpi-plus": ("PSDP", "CPI+")}
+for _variant in VARIANTS:
+    for _key, (_a, _b) in APART.items():
+        block(f"fidelity.{_variant.replace('+', '_')}.apart-{_key}",
+              sources=[CSV], optional=True)(_apart(_variant, _a, _b))
+
+
+# The first calibration search, one value per setting:
+# fidelity.search.<law>-<constant|bare>-<noise>.step / .spread
+SEARCH = f"{FOLDER}/calibration_search.csv"
+
+
+def _search_value(law: str, constant: bool, noise: str, column: str, fmt: str):
+    def render(root: Path) -> str:
+        t = read_csv(root, SEARCH)
+        row = t[(t["feature_law"] == law) & (t["constant_feature"] == constant)
+                & (t["noise_model"] == noise)]
+        if len(row) != 1:
+            raise ValueError(f"{SEARCH} has no single row {law}, {constant}, {noise}")
+        return format(float(row.iloc[0][column]), fmt)
+    return render
+
+
+for _law in ("uniform", "centred", "gaussian", "binary"):
+    for _const in (False, True):
+        for _noise in ("relative", "absolute", "span"):
+            _stem = f"fidelity.search.{_law}-{'constant' if _const else 'bare'}-{_noise}"
+            block(f"{_stem}.step", sources=[SEARCH], optional=True)(
+                _search_value(_law, _const, _noise, "step fraction", ".2f"))
+            block(f"{_stem}.spread", sources=[SEARCH], optional=True)(
+                _search_value(_law, _const, _noise, "relative spread", ".2g"))
