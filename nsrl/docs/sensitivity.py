@@ -356,3 +356,15 @@ for _law in ("uniform", "centred", "gaussian", "binary"):
                 _search_value(_law, _const, _noise, "step fraction", ".2f"))
             block(f"{_stem}.spread", sources=[SEARCH], optional=True)(
                 _search_value(_law, _const, _noise, "relative spread", ".2g"))
+
+
+def _gain(variant: str, scheme: str):
+    def render(root: Path) -> str:
+        return f"{_mean_of(root, 'default', scheme) - _mean_of(root, variant, scheme):.2f}"
+    return render
+
+
+for _variant in VARIANTS:  # how much lower a scheme ends than under the default reading
+    for _s in SCHEMES:
+        block(f"fidelity.{_variant.replace('+', '_')}.gain-{slug(_s)}", sources=[CSV],
+              optional=True)(_gain(_variant, _s))
