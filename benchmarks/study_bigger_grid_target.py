@@ -30,6 +30,7 @@ from nsrl.experiments.domains import side
 from nsrl.experiments.presets import Shard
 from nsrl.greedy import TransitionStore
 from nsrl.greedy.feature_maps import coordinate_features, make_feature_map
+from nsrl.greedy.sampling import make_sampler
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET = 1_000_000
@@ -58,8 +59,7 @@ def main() -> None:
             mdp, env = base, FiniteMDPVectorEnv(base, num_envs=1)
             if batch:  # textbook LSPI's protocol: one batch of 10^6, then no new transitions
                 store = TransitionStore(BUDGET)
-                store.add(nsrl.LSTDQ(env, budget=BUDGET, features=phi).sampler.transitions(
-                    BUDGET, np.random.default_rng(1)))
+                store.add(make_sampler(env, None).transitions(BUDGET, np.random.default_rng(1)))
                 spec = nsrl.LSTDQ(env, budget=0, features=phi, store=store)
             else:
                 spec = nsrl.LSTDQ(env, budget=BUDGET // iterations, features=phi)

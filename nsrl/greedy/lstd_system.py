@@ -317,7 +317,6 @@ def solve_finite(system, policies, gamma: float, lam: float, uniform,
     """theta_0 for the finite sequence p_0 ... p_{k-1}, backwards (``uniform``: 1/A policy)."""
     F = system.gram + lam * _eye(system, system.d)
     if sp.issparse(F) and not getattr(system, "one_hot", False):  # sparse features
-
         factor = spla.splu(F.tocsc())
 
         def regress(y):
