@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, md_table, num, read_csv, read_text, search
+from nsrl.docs.sources import listing, md_table, memo, num, read_csv, read_text, search
 
 R = "benchmarks/results/"
 FULL = "docs/bigger/full_run/"
@@ -82,6 +82,7 @@ def table(root: Path, dom: str, n: int) -> pd.DataFrame:
     return pd.DataFrame({op: final(root, dom, op, n) for op in OPERATORS})
 
 
+@memo
 def shard(root: Path, dom: str, op: str, n: int, mdp: int = 0) -> pd.DataFrame:
     rel = shard_rel(dom, op, n, mdp)
     if not (root / rel).is_file():
@@ -102,6 +103,7 @@ def sessions(root: Path, dom: str, op: str) -> list[dict]:
     return [json.loads(ln) for ln in read_text(root, rel).splitlines() if ln.strip()]
 
 
+@memo
 def shard_events(root: Path) -> pd.DataFrame:
     """One row per shard of the complete run: variant, shard, size, elapsed, cpu_seconds."""
     rows = []

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from nsrl.docs.markers import Finding, names_in, render_text
 from nsrl.docs.registry import BLOCKS
+from nsrl.docs.sources import one_pass
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,19 @@ def pages(root: Path) -> list[Path]:
 
 
 def _pass(root: Path, write: bool) -> list[PageFinding]:
-    root = Path(root)
-    renderers = {name: (lambda b=b: b.render(root)) for name, b in BLOCKS.items()}
+    with one_pass():  # each result file is read once, each block rendered once
+        return _pass_once(Path(root), write)
+
+
+def _pass_once(root: Path, write: bool) -> list[PageFinding]:
+    rendered: dict[str, str] = {}
+
+    def render(name: str) -> str:
+        if name not in rendered:
+            rendered[name] = BLOCKS[name].render(root)
+        return rendered[name]
+
+    renderers = {name: (lambda n=name: render(n)) for name in BLOCKS}
     findings: list[PageFinding] = []
     used: set[str] = set()
     for page in pages(root):

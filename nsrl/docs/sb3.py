@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, read_csv, search
+from nsrl.docs.sources import listing, memo, read_csv, search
 
 R = "benchmarks/results/"
 SB3 = ("ppo", "a2c", "dqn")
@@ -39,11 +39,13 @@ def learner_slug(learner: str) -> str:
             .replace(" per=", "-per").replace(" m=", "-m"))
 
 
+@memo
 def runs(root: Path) -> pd.DataFrame:
     """Every checkpoint of every run of the head-to-head."""
     return pd.concat([read_csv(root, rel) for rel in CSVS], ignore_index=True)
 
 
+@memo
 def at_budgets(root: Path, grid) -> pd.DataFrame:
     """Per run and budget of ``grid``: the loss of the run's last checkpoint within it.
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, read_csv, slug
-from nsrl.experiments.sensitivity.analysis import blocks as study_blocks
+from nsrl.docs.sources import listing, memo, read_csv, slug
+from nsrl.experiments.sensitivity.analysis import blocks
 from nsrl.experiments.sensitivity.calibration import FRACTION, SPREAD
 from nsrl.experiments.sensitivity.sweep import CALIBRATED, CONSTANT_SPAN_P06, VARIANTS
 
@@ -46,6 +46,7 @@ def _summary(root: Path) -> str:
 
 
 FOLDER = "docs/sensitivity"
+study_blocks = memo(blocks)  # the study's tables, computed once per render pass
 FIDELITY = {  # block of docs/fidelity.md -> the study's files it is rendered from
     "verdicts": ("sensitivity.csv",), "means": ("sensitivity.csv",),
     "spread": ("sensitivity.csv",), "robustness": ("robustness.csv",),

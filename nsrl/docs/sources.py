@@ -13,12 +13,59 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
+# Results of memoised readers during one render/check pass (None outside a pass). A pass reads
+# each file once however many blocks quote it; nothing is kept between passes, so a file
+# edited between two passes is always read again.
+_PASS: dict | None = None
 
+
+@contextmanager
+def one_pass() -> Iterator[None]:
+    """Within this context, each :func:`memo` function runs once per distinct argument list."""
+    global _PASS
+    outer = _PASS
+    _PASS = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _PASS = outer
+
+
+def _key(arg: Any) -> Any:
+    return tuple(arg.tolist()) if isinstance(arg, np.ndarray) else (
+        tuple(arg) if isinstance(arg, list) else arg)
+
+
+def memo(fn: Callable) -> Callable:
+    """Memoise ``fn`` (positional, hashable arguments) within a :func:`one_pass` context.
+
+    A DataFrame, Series, dict or list result is handed out as a copy, so a caller that
+    modifies it cannot change what the next caller sees. Outside a pass ``fn`` just runs.
+    """
+    @functools.wraps(fn)
+    def wrapper(*args):
+        if _PASS is None:
+            return fn(*args)
+        key = (fn.__module__, fn.__qualname__, *map(_key, args))
+        if key not in _PASS:
+            _PASS[key] = fn(*args)
+        value = _PASS[key]
+        return value.copy() if isinstance(value, (pd.DataFrame, pd.Series, dict, list)) \
+            else value
+    return wrapper
+
+
+@memo
 def read_text(root: Path, rel: str) -> str:
     """The text of the result file ``rel``."""
     path = root / rel
@@ -35,6 +82,7 @@ def search(root: Path, rel: str, pattern: str) -> re.Match[str]:
     return match
 
 
+@memo
 def read_csv(root: Path, rel: str) -> pd.DataFrame:
     """A committed CSV file as a DataFrame."""
     read_text(root, rel)
