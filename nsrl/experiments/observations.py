@@ -22,6 +22,7 @@ test, standard deviations with ddof = 1) from the same per-MDP table, no rerun n
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -266,6 +267,39 @@ def o6_stable_in_size_vanishing_with_branching(f: Final) -> Check:
     return Check("O6", paper, crit, measured, min(taus) >= 0.6 and shrinking and len(ranges) > 1)
 
 
+class Comparison(NamedTuple):
+    """One comparison of the conclusion's check: ``scheme`` against API on a sub-family.
+
+    ``family`` is None (all MDPs), ``"n_states"``, ``"n_actions"`` or ``"branching"``, and
+    ``value`` the sub-family's value of it (None overall).
+    """
+
+    scheme: str
+    family: str | None
+    value: object
+    p: float
+    significant: bool
+
+
+def comparisons(f: Final) -> list[Comparison]:
+    """Every comparison of :func:`conclusion_all_better_than_api`, in its order.
+
+    Each scheme of CPI(0.1), CPI+, PSDP and NSPI(m) that was run against API, overall and
+    within every value of n_S, n_A and b (but the values of b in ``criteria.skip_branching``).
+    """
+    schemes = [s for s in ("CPI(0.1)", "CPI+", "PSDP", *NSPIS) if s in f.mean.columns]
+    out = []
+    for col in (None, "n_states", "n_actions", "branching"):
+        parts = [(None, f.mean)] if col is None else list(f.mean.groupby(level=col))
+        for value, part in parts:
+            if col == "branching" and value in f.c.skip_branching:
+                continue
+            for s in schemes:
+                p = paired_p((part[s] - part["API"]).to_numpy(), f.c.test)
+                out.append(Comparison(s, col, value, p, p < f.c.level))
+    return out
+
+
 def conclusion_all_better_than_api(f: Final) -> Check:
     """The conclusion: "CPI(alpha), CPI+, PSDP and NSPI always significantly better than API"."""
     paper = "CPI(0.1), CPI+, PSDP and NSPI(m) always significantly better than API"
@@ -274,18 +308,10 @@ def conclusion_all_better_than_api(f: Final) -> Check:
     schemes = [s for s in ("CPI(0.1)", "CPI+", "PSDP", *NSPIS) if s in f.mean.columns]
     if not f.has("API") or not schemes:
         return _missing("C", paper, crit, "API", "CPI(0.1)", "CPI+", "PSDP", "NSPI(m)")
-    failed, tried = [], 0
-    for col in (None, "n_states", "n_actions", "branching"):
-        parts = [(None, f.mean)] if col is None else list(f.mean.groupby(level=col))
-        for value, part in parts:
-            if col == "branching" and value in f.c.skip_branching:
-                continue
-            for s in schemes:
-                tried += 1
-                diff = (part[s] - part["API"]).to_numpy()
-                if paired_p(diff, f.c.test) >= f.c.level:
-                    failed.append(s if col is None else f"{s} at {col}={value}")
-    measured = (f"{tried - len(failed)}/{tried} comparisons significant"
+    tried = comparisons(f)
+    failed = [c.scheme if c.family is None else f"{c.scheme} at {c.family}={c.value}"
+              for c in tried if not c.significant]
+    measured = (f"{len(tried) - len(failed)}/{len(tried)} comparisons significant"
                 + (f"; not: {', '.join(failed[:4])}" + (" ..." if len(failed) > 4 else "")
                    if failed else ""))
     return Check("C", paper, crit, measured, not failed)
