@@ -7,6 +7,7 @@ Tables (``fidelity-*``) and inline values (``fidelity.*``): each reading's figur
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from nsrl.docs.registry import block
@@ -14,6 +15,7 @@ from nsrl.docs.sources import listing, memo, read_csv, slug
 from nsrl.experiments.sensitivity.analysis import blocks
 from nsrl.experiments.sensitivity.calibration import FRACTION, SPREAD
 from nsrl.experiments.sensitivity.sweep import CALIBRATED, CONSTANT_SPAN_P06, VARIANTS
+from nsrl.greedy.model_based import ProjectedGreedy
 
 CSV = "docs/sensitivity/sensitivity.csv"
 OBSERVATIONS = "docs/sensitivity/observations.csv"
@@ -369,3 +371,69 @@ for _variant in VARIANTS:  # how much lower a scheme ends than under the default
     for _s in SCHEMES:
         block(f"fidelity.{_variant.replace('+', '_')}.gain-{slug(_s)}", sources=[CSV],
               optional=True)(_gain(_variant, _s))
+
+
+def _span(values, fmt: str) -> str:
+    """'lo-hi' of ``values`` formatted by ``fmt``, or one number when both ends print alike."""
+    lo, hi = format(min(values), fmt), format(max(values), fmt)
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+# The projected operator's greedy error at CPI's first call, and the scale of Garnet values
+# (benchmarks/study_operator_error.py).
+ERRORS = f"{FOLDER}/operator_error.csv"
+VALUES = f"{FOLDER}/garnet_values.csv"
+
+
+@block("fidelity.operator-error.median", sources=[ERRORS])
+def _error_median(root: Path) -> str:
+    return f"{read_csv(root, ERRORS)['error'].median():.2g}"
+
+
+@block("fidelity.operator-error.mean", sources=[ERRORS])
+def _error_mean(root: Path) -> str:
+    return f"{read_csv(root, ERRORS)['error'].mean():.2g}"
+
+
+@block("fidelity.operator-error.size", sources=[ERRORS])
+def _error_size(root: Path) -> str:
+    e = read_csv(root, ERRORS)
+    instances = len(e[["n_states", "n_actions", "branching"]].drop_duplicates())
+    return (f"{instances} instances x {e['mdp'].nunique()} MDPs x {e['draw'].nunique()} draws "
+            f"of the noise")
+
+
+def _values(root: Path) -> tuple[float, float]:
+    """Medians over the study's MDPs of the mean value of pi_0 and of the optimal policy."""
+    v = read_csv(root, VALUES)
+    return float(v["value_pi0"].median()), float(v["value_star"].median())
+
+
+@block("fidelity.values.range", sources=[VALUES])
+def _values_range(root: Path) -> str:
+    return "-".join(f"{round(x, -1):.0f}" for x in _values(root))
+
+
+@block("fidelity.values.pi0", sources=[VALUES])
+def _value_pi0(root: Path) -> str:
+    return f"{_values(root)[0]:.0f}"
+
+
+@block("fidelity.values.star", sources=[VALUES])
+def _value_star(root: Path) -> str:
+    return f"{_values(root)[1]:.0f}"
+
+
+IOTA = ProjectedGreedy.params["noise"].default  # the paper's 0.1
+
+
+@block("fidelity.values.absolute-noise", sources=[VALUES])
+def _absolute_noise(root: Path) -> str:
+    """Absolute noise of amplitude iota, as a share of pi_0's typical value."""
+    return f"{100 * IOTA / _values(root)[0]:.1f}%"
+
+
+@block("fidelity.values.relative-noise", sources=[VALUES])
+def _relative_noise(root: Path) -> str:
+    """What relative noise of amplitude iota moves a value by, from pi_0's to v*'s."""
+    return _span([IOTA * x for x in _values(root)], ".0f")

@@ -69,3 +69,57 @@ def test_a_reading_joins_the_study_only_from_its_own_complete_folder(tmp_path):
     empty = _manifest(tmp_path / "empty", load_sweep("sensitivity/calibrated"))
     with pytest.raises(ValueError, match=r"no intact shard"):
         add_reading(tmp_path, "calibrated", empty)
+
+
+def _study_operator_error():
+    import importlib.util
+
+    path = ROOT / "benchmarks" / "study_operator_error.py"
+    spec = importlib.util.spec_from_file_location("study_operator_error", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_committed_operator_errors_and_values_follow_from_their_script():
+    """Two MDPs of benchmarks/study_operator_error.py, remeasured, give the committed rows."""
+    import numpy as np
+
+    from nsrl.exact import backend
+    from nsrl.experiments.domains import build_mdp
+    from nsrl.experiments.presets import Shard
+    from nsrl.experiments.sensitivity import SWEEP
+    from nsrl.schemes import rules
+
+    study = _study_operator_error()
+    errors = pd.read_csv(FOLDER / "operator_error.csv")
+    values = pd.read_csv(FOLDER / "garnet_values.csv").set_index(study.KEYS)
+    for key in ((50, 5, 1, 0), (200, 2, 10, 3)):
+        mdp = build_mdp(SWEEP, Shard(*key))
+        rows = errors.set_index(study.KEYS).loc[key].sort_values("draw")
+        np.testing.assert_allclose(study.first_call_errors(mdp, key), rows["error"], rtol=1e-5)
+        b = backend(mdp)
+        np.testing.assert_allclose(
+            [b.value(rules.start_policy()).mean(), b.optimal_value().mean()],
+            values.loc[key, ["value_pi0", "value_star"]].to_numpy(dtype=float), rtol=1e-5)
+    assert len(errors) == len(values) * study.DRAWS == 27 * SWEEP.n_mdps * study.DRAWS
+
+
+def test_a_changed_operator_error_or_value_makes_the_values_quoted_from_it_stale(tmp_path):
+    from nsrl.docs.render import render_pages
+
+    root = _copy(tmp_path)
+    shutil.copytree(ROOT / "benchmarks" / "results", root / "benchmarks" / "results")
+    errors = pd.read_csv(root / "docs" / "sensitivity" / "operator_error.csv")
+    errors.assign(error=errors["error"] * 10).to_csv(
+        root / "docs" / "sensitivity" / "operator_error.csv", index=False)
+    values = pd.read_csv(root / "docs" / "sensitivity" / "garnet_values.csv")
+    values.assign(value_pi0=values["value_pi0"] / 2).to_csv(
+        root / "docs" / "sensitivity" / "garnet_values.csv", index=False)
+    assert {f.finding.name for f in check_pages(root)} == {
+        "fidelity.operator-error.median", "fidelity.operator-error.mean",
+        "fidelity.values.range", "fidelity.values.pi0", "fidelity.values.absolute-noise",
+        "fidelity.values.relative-noise"}
+    assert render_pages(root) == [] and check_pages(root) == []
+    assert "is <!-- gen: fidelity.operator-error.median -->0.044<" in (
+        root / "docs" / "fidelity.md").read_text()

@@ -16,8 +16,9 @@ from nsrl.experiments.presets import Sweep
 SWEEP = Sweep(name="sensitivity", n_mdps=5, n_runs=4)
 CPI_PLUS = {"schemes": ("cpi+",)}
 # The projected operator's greedy error from pi_0 under d_(pi_0,nu), in CPI's normalised
-# units (1 - gamma) rho (T v - T_pi' v), over the 27 instances: median 0.005, mean 0.036
-# (docs/fidelity.md); epsilon = 1e-3 (the default) is far below it.
+# units (1 - gamma) rho (T v - T_pi' v), on the study's MDPs: median 0.0044, mean 0.026
+# (benchmarks/study_operator_error.py, docs/sensitivity/operator_error.csv; a first reading,
+# not kept, gave 0.005 and 0.036); epsilon = 1e-3 (the default) is far below it.
 EPSILONS = (0.01, 0.03, 0.1)
 # The calibration search (benchmarks/study_calibration.py, docs/sensitivity/
 # calibration_search.csv): at the paper's p = n_S / 10 no setting meets the calibration
