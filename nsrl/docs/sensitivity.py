@@ -14,7 +14,12 @@ from nsrl.docs.registry import block
 from nsrl.docs.sources import listing, memo, read_csv, slug
 from nsrl.experiments.sensitivity.analysis import blocks
 from nsrl.experiments.sensitivity.calibration import FRACTION, SPREAD
-from nsrl.experiments.sensitivity.sweep import CALIBRATED, CONSTANT_SPAN_P06, VARIANTS
+from nsrl.experiments.sensitivity.sweep import (
+    CALIBRATED,
+    CLOSEST_AT_PAPER_P,
+    CONSTANT_SPAN_P06,
+    VARIANTS,
+)
 from nsrl.greedy.model_based import ProjectedGreedy
 
 CSV = "docs/sensitivity/sensitivity.csv"
@@ -373,10 +378,66 @@ for _variant in VARIANTS:  # how much lower a scheme ends than under the default
               optional=True)(_gain(_variant, _s))
 
 
+def _floor(x: float, digits: int = 1) -> str:
+    """``x`` rounded down at ``digits`` decimals ("no reading comes within 0.2")."""
+    return f"{math.floor(round(x * 10 ** digits, 9)) / 10 ** digits:.{digits}f}"
+
+
 def _span(values, fmt: str) -> str:
     """'lo-hi' of ``values`` formatted by ``fmt``, or one number when both ends print alike."""
     lo, hi = format(min(values), fmt), format(max(values), fmt)
     return lo if lo == hi else f"{lo}-{hi}"
+
+
+AT_PAPER_P = [v for v, c in VARIANTS.items() if "feature_fraction" not in c]
+
+
+# The first calibration search (calibration_search.csv, p = n_S / 10): what moves the step.
+def _search(root: Path):
+    return read_csv(root, SEARCH)
+
+
+@block("fidelity.search.other-laws-most", sources=[SEARCH])
+def _other_laws_most(root: Path) -> str:
+    t = _search(root)
+    return f"{100 * t[t['feature_law'] != 'uniform']['step fraction'].max():.0f}%"
+
+
+@block("fidelity.search.closest-short", sources=[SEARCH])
+def _closest_short(root: Path) -> str:
+    """How far the setting that misses least (closest-at-paper-p) is below the range."""
+    t = _search(root)
+    c = CLOSEST_AT_PAPER_P
+    row = t[(t["feature_law"] == c["feature_law"]) & (t["constant_feature"] ==
+            c["constant_feature"]) & (t["noise_model"] == c["noise_model"])]
+    if len(row) != 1:
+        raise ValueError(f"{SEARCH} has no single row of the reading closest-at-paper-p")
+    return f"{FRACTION[0] - float(row['step fraction'].iloc[0]):.2f}"
+
+
+@block("fidelity.search.noise-effect", sources=[SEARCH])
+def _noise_effect(root: Path) -> str:
+    """The most the noise model moves the step kept, the law and constant feature fixed."""
+    moves = _search(root).groupby(["feature_law", "constant_feature"], sort=False)[
+        "step fraction"].agg(lambda x: x.max() - x.min()).sort_values(kind="stable")
+    (law, constant), top = moves.index[-1], moves.iloc[-1]
+    with_ = "a constant one" if constant else "no constant one"
+    return f"{moves.iloc[-2]:.2f} ({top:.2f} with {law} features and {with_})"
+
+
+@block("fidelity.search.law-effect", sources=[SEARCH])
+def _law_effect(root: Path) -> str:
+    """The most the law and constant feature move the step kept, the noise model fixed."""
+    moves = _search(root).groupby("noise_model")["step fraction"].agg(
+        lambda x: x.max() - x.min())
+    return f"{moves.max():.2f}"
+
+
+@block("fidelity.at-paper-p.short", sources=[CSV])
+def _at_paper_p_short(root: Path) -> str:
+    """How far below the range the best reading at p = n_S / 10 stays (rounded down)."""
+    table = read_csv(root, CSV).set_index("variant")
+    return _floor(FRACTION[0] - float(table.loc[AT_PAPER_P, "step fraction"].max()))
 
 
 # The projected operator's greedy error at CPI's first call, and the scale of Garnet values
