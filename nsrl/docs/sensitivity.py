@@ -1,8 +1,14 @@
 """Blocks that quote the ``sensitivity`` study committed in docs/sensitivity/.
 
 Tables (``fidelity-*``) and inline values (``fidelity.*``): each reading's figures
-(``fidelity.<reading>.<key>``, :data:`READING_KEYS`), the calibration searches'
-(``fidelity.search-p.*``, ``fidelity.confirm.*``) and the number of readings.
+(``fidelity.<reading>.<key>``, :data:`READING_KEYS`, and the families computed from the
+per-MDP rows: within-MDP stds, ranges by b, the conclusion's comparisons ``c-*``), the
+calibration searches' (``fidelity.search.*``, ``fidelity.search-p.*``, ``fidelity.confirm.*``),
+figures over sets of readings (the noise readings ``fidelity.noise.*``, the readings with the
+paper's features ``fidelity.paper-features.*``, the epsilon readings), the number of readings,
+and the projected operator's error and the Garnets' value scale
+(``fidelity.operator-error.*``, ``fidelity.values.*``, from benchmarks/study_operator_error.py).
+docs/decisions.md quotes some of them.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from nsrl.experiments.sensitivity.sweep import (
     CALIBRATED,
     CLOSEST_AT_PAPER_P,
     CONSTANT_SPAN_P06,
+    SHARES,
     VARIANTS,
 )
 from nsrl.greedy.model_based import ProjectedGreedy
@@ -218,31 +225,6 @@ def _calibrated_p(root: Path) -> str:
     return f"p = {CALIBRATED['feature_fraction']:g} n_S"
 
 
-@block("fidelity.calibrated.c-failures", sources=[f"{FOLDER}/per_mdp.csv"])
-def _c_failures(root: Path) -> str:
-    """The conclusion's comparisons that fail under ``calibrated``, by scheme."""
-    from nsrl.experiments.observations import Final, paired_p
-    from nsrl.experiments.sensitivity.analysis import readings
-
-    read_csv(root, f"{FOLDER}/per_mdp.csv")
-    f = Final(readings(root / FOLDER)["calibrated"])
-    failed: dict[str, list[str]] = {}
-    tried = 0
-    for col in (None, "n_states", "n_actions", "branching"):
-        parts = [(None, f.mean)] if col is None else list(f.mean.groupby(level=col))
-        for value, part in parts:
-            for scheme in [c for c in f.mean.columns if c not in ("API", "API(0.1)")]:
-                tried += 1
-                if paired_p((part[scheme] - part["API"]).to_numpy(), f.c.test) >= f.c.level:
-                    where = "overall" if col is None else f"{col} = {value}"
-                    failed.setdefault(scheme, []).append(where)
-    if not failed:
-        return f"none of the {tried} comparisons fails"
-    total = sum(len(v) for v in failed.values())
-    return (f"{total} of the {tried} comparisons fail: "
-            + listing([f"{s} ({', '.join(w)})" for s, w in failed.items()]))
-
-
 # Per-reading figures computed from the per-MDP rows (per_mdp.csv): the within-MDP std of a
 # scheme (fidelity.<reading>.std-<scheme>), the range of the schemes' final means within a
 # branching factor (fidelity.<reading>.range-b<b>), the p-value of 'the scheme's within-MDP std
@@ -251,8 +233,9 @@ PER_MDP = f"{FOLDER}/per_mdp.csv"
 _FINALS: dict[tuple[str, float], dict] = {}
 
 
-def _final(root: Path, variant: str):
-    from nsrl.experiments.observations import Final
+@memo
+def _final(root: Path, variant: str, criteria=None):
+    from nsrl.experiments.observations import Criteria, Final
     from nsrl.experiments.sensitivity.analysis import readings
 
     path = Path(root) / PER_MDP
@@ -263,7 +246,7 @@ def _final(root: Path, variant: str):
     found = _FINALS[key]
     if variant not in found:
         raise ValueError(f"{PER_MDP} has no reading {variant!r}")
-    return Final(found[variant])
+    return Final(found[variant], criteria or Criteria())
 
 
 def _std(variant: str, scheme: str):
@@ -378,6 +361,138 @@ for _variant in VARIANTS:  # how much lower a scheme ends than under the default
               optional=True)(_gain(_variant, _s))
 
 
+# The conclusion's comparisons (C) of one reading, from per_mdp.csv:
+# fidelity.<reading>.c-significant ("23 of 60"), .c-significant-without-b10, .c-failed (the
+# number that fail), .c-failed-b10 (of which at b = 10), .c-failures (each failing scheme and
+# where), .c-failures-b10 (the schemes failing at b = 10), .c-failures-without-b10 (the failures
+# elsewhere) and .c-where-<scheme> (where one scheme is significantly below API).
+FAMILY_WORDS = {None: "overall", "n_states": "n_S", "n_actions": "n_A", "branching": "b"}
+
+
+@memo
+def _comparisons(root: Path, variant: str, without_b10: bool = False):
+    """The comparisons of C under ``variant`` (computed once per render pass)."""
+    from nsrl.experiments.observations import Criteria, comparisons
+
+    criteria = Criteria(skip_branching=(10,)) if without_b10 else Criteria()
+    return comparisons(_final(root, variant, criteria))
+
+
+def _where(c) -> str:
+    return "overall" if c.family is None else f"{FAMILY_WORDS[c.family]} = {c.value}"
+
+
+def _c_significant(variant: str, without_b10: bool):
+    def render(root: Path) -> str:
+        found = _comparisons(root, variant, without_b10)
+        return f"{sum(c.significant for c in found)} of {len(found)}"
+    return render
+
+
+def _c_failed(variant: str, b10: bool):
+    def render(root: Path) -> str:
+        failed = [c for c in _comparisons(root, variant) if not c.significant]
+        if b10:
+            failed = [c for c in failed if c.family == "branching" and c.value == 10]
+        return str(len(failed))
+    return render
+
+
+def _c_failures(variant: str):
+    def render(root: Path) -> str:
+        found = _comparisons(root, variant)
+        failed: dict[str, list[str]] = {}
+        for c in found:
+            if not c.significant:
+                where = "overall" if c.family is None else f"{c.family} = {c.value}"
+                failed.setdefault(c.scheme, []).append(where)
+        if not failed:
+            return f"none of the {len(found)} comparisons fails"
+        total = sum(len(v) for v in failed.values())
+        return (f"{total} of the {len(found)} comparisons fail: "
+                + listing([f"{s} ({', '.join(w)})" for s, w in failed.items()]))
+    return render
+
+
+def _c_failures_b10(variant: str):
+    def render(root: Path) -> str:
+        schemes = [c.scheme for c in _comparisons(root, variant) if not c.significant
+                   and c.family == "branching" and c.value == 10]
+        return listing(schemes) if schemes else "none"
+    return render
+
+
+def _c_failures_without_b10(variant: str):
+    def render(root: Path) -> str:
+        failed = [f"{c.scheme} {'overall' if c.family is None else 'at ' + _where(c)}"
+                  for c in _comparisons(root, variant, True) if not c.significant]
+        return listing(failed) if failed else "none"
+    return render
+
+
+def _c_where(variant: str, scheme: str):
+    def render(root: Path) -> str:
+        found = [c for c in _comparisons(root, variant) if c.scheme == scheme]
+        if not found:
+            raise ValueError(f"{PER_MDP} has no comparison of {scheme} under {variant!r}")
+        overall = any(c.significant for c in found if c.family is None)
+        subs = [c for c in found if c.family is not None]
+        n = sum(c.significant for c in subs)
+        where = f"all {len(subs)}" if n == len(subs) else f"{n} of the {len(subs)}"
+        if overall:
+            return f"overall and in {where} sub-families"
+        return f"in {where} sub-families but not overall" if n else "neither overall nor in " \
+            "any sub-family"
+    return render
+
+
+C_SCHEMES = ("CPI(0.1)", "CPI+", "PSDP", "NSPI(5)", "NSPI(10)", "NSPI(30)")
+for _variant in VARIANTS:
+    _stem = f"fidelity.{_variant.replace('+', '_')}"
+    for _skip, _suffix in ((False, ""), (True, "-without-b10")):
+        block(f"{_stem}.c-significant{_suffix}", sources=[PER_MDP], optional=True)(
+            _c_significant(_variant, _skip))
+    for _b10, _suffix in ((False, ""), (True, "-b10")):
+        block(f"{_stem}.c-failed{_suffix}", sources=[PER_MDP], optional=True)(
+            _c_failed(_variant, _b10))
+    block(f"{_stem}.c-failures", sources=[PER_MDP], optional=True)(_c_failures(_variant))
+    block(f"{_stem}.c-failures-b10", sources=[PER_MDP], optional=True)(
+        _c_failures_b10(_variant))
+    block(f"{_stem}.c-failures-without-b10", sources=[PER_MDP], optional=True)(
+        _c_failures_without_b10(_variant))
+    for _s in C_SCHEMES:
+        block(f"{_stem}.c-where-{slug(_s)}", sources=[PER_MDP], optional=True)(
+            _c_where(_variant, _s))
+
+
+def _std_next(variant: str):
+    def render(root: Path) -> str:
+        f = _final(root, variant)
+        return f"{max(f.avg(s, 'std') for s in f.mean.columns if s != 'API'):.2f}"
+    return render
+
+
+for _variant in VARIANTS:  # the largest within-MDP std but API's (O1's "next")
+    block(f"fidelity.{_variant.replace('+', '_')}.std-next", sources=[PER_MDP],
+          optional=True)(_std_next(_variant))
+
+
+# Sets of readings the page speaks of together, named by what they change (VARIANTS).
+PAPER_FEATURES = [v for v, c in VARIANTS.items()  # U[0, 1] features, p = n_S / 10
+                  if "feature_fraction" not in c and "feature_law" not in c]
+AT_PAPER_P = [v for v, c in VARIANTS.items() if "feature_fraction" not in c]
+NOISE_READINGS = [v for v, c in VARIANTS.items() if set(c) <= {"noise", "noise_model"}]
+EPSILON_READINGS = ["default"] + [v for v, c in VARIANTS.items()
+                                  if set(c) - {"schemes"} == {"cpi_epsilon"}]
+EXACT_ADVANTAGE = [v for v, c in VARIANTS.items()  # CPI+ with the exact advantage, else default
+                   if c.get("cpi_advantage") == "exact" and SHARES.get(v) == "default"]
+
+
+def _ceil(x: float, digits: int = 1) -> str:
+    """``x`` rounded up at ``digits`` decimals: a bound that stays true ("within 1.2")."""
+    return f"{math.ceil(round(x * 10 ** digits, 9)) / 10 ** digits:.{digits}f}"
+
+
 def _floor(x: float, digits: int = 1) -> str:
     """``x`` rounded down at ``digits`` decimals ("no reading comes within 0.2")."""
     return f"{math.floor(round(x * 10 ** digits, 9)) / 10 ** digits:.{digits}f}"
@@ -389,7 +504,137 @@ def _span(values, fmt: str) -> str:
     return lo if lo == hi else f"{lo}-{hi}"
 
 
-AT_PAPER_P = [v for v, c in VARIANTS.items() if "feature_fraction" not in c]
+def _means(root: Path, readings, scheme: str) -> list[float]:
+    table = read_csv(root, CSV).set_index("variant")
+    missing = [r for r in readings if r not in table.index]
+    if missing:
+        raise ValueError(f"{CSV} has no reading {', '.join(missing)}")
+    return [float(table.loc[r, f"mean {scheme}"]) for r in readings]
+
+
+@block("fidelity.readings.most-held", sources=[CSV])
+def _most_held(root: Path) -> str:
+    return str(int(read_csv(root, CSV)["held"].max()))
+
+
+@block("fidelity.epsilon.held", sources=[CSV])
+def _epsilon_held(root: Path) -> str:
+    """How many observations hold at every epsilon, provided no verdict moves with it."""
+    table = read_csv(root, CSV).set_index("variant").loc[EPSILON_READINGS, list(OBS)]
+    if len(table.drop_duplicates()) != 1:
+        raise ValueError(f"the verdicts differ between the epsilon readings "
+                         f"{', '.join(EPSILON_READINGS)}: the sentence 'the verdicts do not "
+                         f"move' no longer holds; rewrite it")
+    return str(int((table.iloc[0] == "yes").sum()))
+
+
+# The noise model (NOISE_READINGS: relative, none, absolute, span): what it moves.
+def _noise_phrase(scheme: str, middle: str):
+    def render(root: Path) -> str:
+        default, *others = _means(root, NOISE_READINGS, scheme)
+        return f"{default:.1f}{middle}{_span(others, '.1f')}"
+    return render
+
+
+block("fidelity.noise.cpi-0.1", sources=[CSV])(
+    _noise_phrase("CPI(0.1)", " under relative noise, "))
+block("fidelity.noise.cpi-plus", sources=[CSV])(_noise_phrase("CPI+", " against "))
+NOISE_MOVED = ("CPI(0.1)", "CPI+")  # the schemes the noise model moves
+
+
+def _moves(root: Path, scheme: str) -> list[float]:
+    default, *others = _means(root, NOISE_READINGS, scheme)
+    return [abs(x - default) for x in others]
+
+
+@block("fidelity.noise.cpi-moves", sources=[CSV])
+def _cpi_moves(root: Path) -> str:
+    """How far another noise reading moves CPI(0.1) and CPI+ from the default, in units."""
+    return _span([m for s in NOISE_MOVED for m in _moves(root, s)], ".0f")
+
+
+def _others(root: Path) -> list[str]:
+    columns = read_csv(root, CSV).columns
+    return [c[5:] for c in columns if c.startswith("mean ") and c[5:] not in NOISE_MOVED]
+
+
+@block("fidelity.noise.others-move", sources=[CSV])
+def _others_move(root: Path) -> str:
+    """The most the noise model moves any other scheme's final mean (range over readings)."""
+    return _ceil(max(max(v) - min(v) for v in
+                     (_means(root, NOISE_READINGS, s) for s in _others(root))))
+
+
+@block("fidelity.noise.others-within", sources=[CSV])
+def _others_within(root: Path) -> str:
+    """The widest range of the other schemes' final means within one noise reading."""
+    means = [_means(root, NOISE_READINGS, s) for s in _others(root)]
+    return _ceil(max(max(col) - min(col) for col in zip(*means, strict=True)))
+
+
+@block("fidelity.noise.cpi-0.1-gain-on-api-0.1", sources=[CSV])
+def _cpi_gain_on_api(root: Path) -> str:
+    """How much CPI(0.1)'s lead over API(0.1) grows without the relative noise."""
+    lead = [a - c for a, c in zip(_means(root, NOISE_READINGS, "API(0.1)"),
+                                  _means(root, NOISE_READINGS, "CPI(0.1)"), strict=True)]
+    return _span([x - lead[0] for x in lead[1:]], ".0f")
+
+
+@block("fidelity.paper-features.nspi-30-api", sources=[CSV])
+def _nspi_30_api(root: Path) -> str:
+    """The largest gap between NSPI(30) and API among the readings with the paper's features."""
+    return _ceil(max(abs(a - n) for a, n in zip(_means(root, PAPER_FEATURES, "API"),
+                                                _means(root, PAPER_FEATURES, "NSPI(30)"),
+                                                strict=True)))
+
+
+@block("fidelity.default.nspi-30-below-api", sources=[CSV])
+def _nspi_30_below_api(root: Path) -> str:
+    (api,), (nspi,) = _means(root, ["default"], "API"), _means(root, ["default"], "NSPI(30)")
+    return f"{api - nspi:.2f}"
+
+
+@block("fidelity.readings.o5-worst-p", sources=[PER_MDP])
+def _o5_worst_p(root: Path) -> str:
+    """The lowest, over every reading, of O5's worst p (NSPI(30) below each of three)."""
+    worst = []
+    for variant in VARIANTS:
+        f = _final(root, variant)
+        worst.append(max(f.lower("NSPI(30)", s) for s in ("API(0.1)", "CPI+", "CPI(0.1)")))
+    return f"{min(worst):.2g}"
+
+
+@block("fidelity.paper-features.c-most", sources=[PER_MDP])
+def _c_most(root: Path) -> str:
+    """The most comparisons of C significant under a reading with the paper's features."""
+    counts = {v: _comparisons(root, v) for v in PAPER_FEATURES}
+    sig = {v: sum(c.significant for c in found) for v, found in counts.items()}
+    best = max(sig.values())
+    total = len(next(iter(counts.values())))
+    return (f"{best} of the {total} comparisons are significant ("
+            + listing([f"`{v}`" for v in PAPER_FEATURES if sig[v] == best]) + ")")
+
+
+@block("fidelity.paper-features.c-nspi", sources=[PER_MDP])
+def _c_nspi(root: Path) -> str:
+    """Where NSPI(m) is significantly below API under a reading with the paper's features."""
+    found: dict[tuple, list[str]] = {}
+    for v in PAPER_FEATURES:
+        for c in _comparisons(root, v):
+            if c.scheme.startswith("NSPI") and c.significant:
+                found.setdefault((c.scheme, _where(c)), []).append(f"`{v}`")
+    if not found:
+        return "nowhere"
+    return listing([f"{s} {w if w == 'overall' else 'at ' + w} under {listing(r)}"
+                    for (s, w), r in found.items()])
+
+
+@block("fidelity.with-exact-advantage.c-sub-cpi-plus", sources=[PER_MDP])
+def _c_sub_exact(root: Path) -> str:
+    """In how many sub-families CPI+ is below API when it reads the exact advantage."""
+    return _span([sum(c.significant for c in _comparisons(root, v)
+                      if c.scheme == "CPI+" and c.family is not None)
+                  for v in EXACT_ADVANTAGE], "d")
 
 
 # The first calibration search (calibration_search.csv, p = n_S / 10): what moves the step.
@@ -498,3 +743,18 @@ def _absolute_noise(root: Path) -> str:
 def _relative_noise(root: Path) -> str:
     """What relative noise of amplitude iota moves a value by, from pi_0's to v*'s."""
     return _span([IOTA * x for x in _values(root)], ".0f")
+
+
+@block("decisions.ddof-gap", sources=())
+def _ddof_gap(root: Path) -> str:
+    """How much ddof = 1 and ddof = 0 standard deviations differ with the paper's runs."""
+    from nsrl.experiments.registry import load_sweep
+
+    n = load_sweep("paper").n_runs
+    return f"{100 * (math.sqrt(n / (n - 1)) - 1):.1f}% for {n} samples"
+
+
+@block("fidelity.paper-features.others", sources=())
+def _not_paper_features(root: Path) -> str:
+    """The readings that leave the paper's features (another law or another p)."""
+    return listing([f"`{v}`" for v in VARIANTS if v not in PAPER_FEATURES])

@@ -123,3 +123,27 @@ def test_a_changed_operator_error_or_value_makes_the_values_quoted_from_it_stale
     assert render_pages(root) == [] and check_pages(root) == []
     assert "is <!-- gen: fidelity.operator-error.median -->0.044<" in (
         root / "docs" / "fidelity.md").read_text()
+
+
+def test_a_sentence_whose_claim_the_data_no_longer_support_is_reported(tmp_path):
+    """'The verdicts do not move' with epsilon: a verdict that moves breaks its value."""
+    root = _copy(tmp_path)
+    path = root / "docs" / "sensitivity" / "sensitivity.csv"
+    table = pd.read_csv(path, index_col="variant")
+    table.loc["epsilon-0.1", "O3"] = "no"
+    table.to_csv(path)
+    found = [str(f) for f in check_pages(root) if f.finding.name == "fidelity.epsilon.held"]
+    assert len(found) == 1 and "verdicts differ between the epsilon readings" in found[0]
+
+
+def test_the_conclusions_counts_follow_its_comparisons():
+    """C's measured figures and the page's counts come from the same comparisons."""
+    from nsrl.docs.registry import BLOCKS
+
+    obs = pd.read_csv(FOLDER / "observations.csv").set_index(["variant", "observation"])
+    for variant in ("default", "closest-at-paper-p", "calibrated"):
+        measured = obs.loc[(variant, "C"), "measured"]
+        significant = BLOCKS[f"fidelity.{variant}.c-significant"].render(ROOT)
+        failed = int(BLOCKS[f"fidelity.{variant}.c-failed"].render(ROOT))
+        assert measured.startswith(significant.replace(" of ", "/") + " comparisons")
+        assert int(significant.split()[0]) + failed == int(significant.split()[-1])
