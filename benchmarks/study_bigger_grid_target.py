@@ -5,11 +5,14 @@ Target: the best sample-based scheme reaches an exact loss <= 10% of pi_0's with
 transitions on the ``bigger`` sweep's grid world MDP 0 at n_states = 10^5 (90 007 states).
 Each configuration is (feature map, features, scheme, iterations x transitions per call =
 10^6); one run seed. Tile coding is passed to LSTD-Q as a scipy.sparse table (its sparse
-path and default ridge); the other maps as the model's dense Phi. Appends one line per
+path and default ridge); ``cells`` is the table itself (one indicator per grid cell: LSTD-Q's
+one-hot path, the reference that no feature map's resolution can beat on this data); the
+other maps as the model's dense Phi. Appends one line per
 configuration to benchmarks/results/study_bigger_grid_target.txt as soon as it is done.
 
     python benchmarks/study_bigger_grid_target.py --configs "rbf:400:cpi(0.1):20"
     python benchmarks/study_bigger_grid_target.py --configs "tiles:63504:psdp:50"
+    python benchmarks/study_bigger_grid_target.py --configs "cells:0:api:60:batch"
     python benchmarks/study_bigger_grid_target.py --n-states 10000 \
         --configs "tiles:6400:psdp:50,tiles:6400:psdp:50:batch"
 """
@@ -21,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 import nsrl
@@ -40,7 +44,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", default="rbf:400:cpi(0.1):20,rbf:400:api(0.1):20",
                         help="kind:n_features:scheme:iterations[:batch], comma-separated "
-                        "(batch: tiles only, all 10^6 transitions drawn first)")
+                        "(batch: tiles or cells, all 10^6 transitions drawn first; cells: one "
+                        "indicator per cell, n_features ignored)")
     parser.add_argument("--n-states", type=int, default=100_000)
     args = parser.parse_args()
     sweep = load_experiment("bigger").sweeps()["grid-lstdq"]
@@ -53,8 +58,9 @@ def main() -> None:
         kind, n_features, scheme, iterations, *mode = config.split(":")
         n_features, iterations, batch = int(n_features), int(iterations), mode == ["batch"]
         start = time.process_time()
-        if kind == "tiles":  # a scipy.sparse table: LSTD-Q's sparse path, its default ridge
-            phi = make_feature_map(kind, n_features, 2).set_params(sparse_output=True) \
+        if kind in ("tiles", "cells"):  # scipy.sparse tables: LSTD-Q's sparse/one-hot paths
+            phi = sp.identity(base.n_states, format="csr") if kind == "cells" else \
+                make_feature_map(kind, n_features, 2).set_params(sparse_output=True) \
                 .fit_transform(base.features)
             mdp, env = base, FiniteMDPVectorEnv(base, num_envs=1)
             if batch:  # textbook LSPI's protocol: one batch of 10^6, then no new transitions

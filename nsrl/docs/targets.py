@@ -76,7 +76,8 @@ def study(root: Path) -> pd.DataFrame:
             raise ValueError(f"{STUDY}: a line the study script does not write: {line[:80]!r}")
         rows.append({"cells": int(m[1] or 100_000), "map": m[2], "features": int(m[3]),
                      "scheme": m[4], "protocol": m[5], "l0": float(m[6]),
-                     "final": float(m[7]), "final_pct": int(m[8]), "best_pct": int(m[10]),
+                     "final": float(m[7]), "final_pct": int(m[8]), "best": float(m[9]),
+                     "best_pct": int(m[10]),
                      "best_at": m[11], "cpu_s": int(m[12])})
     return pd.DataFrame(rows)
 
@@ -87,24 +88,51 @@ def _study(root: Path) -> str:
             "| final / pi_0's | best / pi_0's (at) | CPU s |",
             "|---:|---|---|---|---:|---:|---:|---|---:|"]
     for r in study(root).sort_values(["cells", "final_pct"]).itertuples():
-        share = f"**{r.final_pct}%**" if r.final_pct <= 10 else f"{r.final_pct}%"
+        share = _share(r.final_pct, r.final, r.l0)
+        share = f"**{share}**" if r.final_pct <= 10 else share
         rows.append(f"| {r.cells:,} | {r.map} {r.features:,} | {r.scheme} | {r.protocol} | "
-                    f"{r.l0:.2f} | {r.final:.2f} | {share} | {r.best_pct}% ({r.best_at}) | "
+                    f"{r.l0:.2f} | {r.final:.2f} | {share} | {_share(r.best_pct, r.best, r.l0)} "
+                    f"({r.best_at}) | "
                     f"{r.cpu_s} |")
     return "\n".join(rows)
 
 
-def _best(root: Path, cells: int) -> pd.Series:
+def _best(root: Path, cells: int, table: bool = False) -> pd.Series:
+    """The study's lowest final loss at ``cells``: among the feature maps, or (``table``)
+    among the runs on the table itself (one indicator per cell)."""
     s = study(root)
-    s = s[s["cells"] == cells]
+    s = s[(s["cells"] == cells) & ((s["map"] == "cells") == table)]
+    if s.empty:
+        raise ValueError(f"{STUDY} has no {'cells' if table else 'feature-map'} run at {cells}")
     return s.loc[s["final_pct"].idxmin()]
+
+
+def _share(pct: int, final: float, l0: float) -> str:
+    """The script's whole percentage, or one decimal (from the losses) where it shows 0%."""
+    return f"{pct}%" if pct > 0 else f"{final / l0:.1%}"
+
+
+def _describe(b: pd.Series) -> str:
+    what = {"tiles": "tile coding", "cells": "one indicator per cell"}.get(b["map"], b["map"])
+    return (f"{b['final']:.2f} = {_share(b['final_pct'], b['final'], b['l0'])} of pi_0's loss ({b['scheme'].upper()} with "
+            f"LSTD-Q on {what}, {b['features']:,} features, {b['protocol']})")
 
 
 for _cells, _tag in ((10_000, "1e4"), (100_000, "1e5")):
 
     @block(f"bigger-grid-best-{_tag}", sources=[STUDY])
     def _best_value(root: Path, cells=_cells) -> str:
-        b = _best(root, cells)
-        return (f"{b['final']:.2f} = {b['final_pct']}% of pi_0's loss ({b['scheme'].upper()} with "
-                f"LSTD-Q on {b['map'] if b['map'] != 'tiles' else 'tile coding'}, "
-                f"{b['features']:,} features, {b['protocol']})")
+        return _describe(_best(root, cells))
+
+    @block(f"bigger-grid-table-{_tag}", sources=[STUDY])
+    def _table_value(root: Path, cells=_cells) -> str:
+        return _describe(_best(root, cells, table=True))
+
+
+@block("bigger-grid-table-psdp-1e5", sources=[STUDY])
+def _table_psdp(root: Path) -> str:
+    s = study(root)
+    s = s[(s["cells"] == 100_000) & (s["map"] == "cells") & (s["scheme"] == "psdp")]
+    if s.empty:
+        raise ValueError(f"{STUDY} has no PSDP run on the cells at 100000")
+    return f"{s['final_pct'].min()}%"

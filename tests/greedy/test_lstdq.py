@@ -4,6 +4,7 @@ textbook LSPI on a fixed batch; sample reuse; runs without reset-to-state."""
 import gymnasium as gym
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from fixtures import CountingEnv, policies
 
 import nsrl
@@ -288,3 +289,18 @@ def test_sparse_tile_coding_psdp_approaches_exact_psdp_as_data_grow():
         losses = nsrl.run("psdp", op, 20, rng=np.random.default_rng(0), mdp=mdp).losses
         gaps.append(np.abs(losses - exact).max() / nsrl.loss(mdp, nsrl.constant()))
     assert gaps[1] < gaps[0] / 10 and gaps[1] < 0.01, gaps
+
+
+def test_a_sparse_identity_table_takes_the_one_hot_path():
+    # The grid-target study's `cells` feature map: one indicator per state as scipy.sparse
+    mdp = nsrl.garnet(9, 3, 2, gamma=0.9, seed=2)
+    env = FiniteMDPVectorEnv(mdp)
+    data, weights = exhaustive(mdp)
+    target = policies(mdp, seed=4)["finite"]
+    thetas = []
+    for features in ("onehot", sp.identity(9, format="csr")):
+        op = LSTDQ(env, budget=10, features=features)
+        system = op._system(data, np.random.default_rng(0), weights)
+        assert system.one_hot and not system.sparse
+        thetas.append(op.solve(target, data, np.random.default_rng(0), weights=weights))
+    np.testing.assert_array_equal(thetas[0], thetas[1])
