@@ -7,6 +7,7 @@
 """
 
 import itertools
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ import scipy.sparse as sp
 
 import nsrl
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "theory"))
 from test_concentrability import brute_force_c, random_mdp  # noqa: E402
 
 
@@ -53,6 +54,7 @@ def step(S, A, b):
 
 
 if __name__ == "__main__":
+    print(f"{os.cpu_count()} cpus; load {os.getloadavg()[0]:.2f}")
     tiny()
     for S, A, b in itertools.product((100, 200), (5, 10), (1, 10)):
         step(S, A, b)
