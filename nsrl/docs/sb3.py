@@ -275,3 +275,17 @@ def _vecenv(root: Path) -> str:
                          num(theirs, 0), f"{ours / theirs:.1f}x"])
     return (md_table(["what", "SB3VecEnv", f"DummyVecEnv of {n} `FiniteMDPEnv`", "ratio"], rows,
                      "lrrr") + f"\n\nLoad average at the start: {load} (2 cores).")
+
+
+PER_CALL = R + "sb3_rollout_per_call.csv"
+
+
+@block("sb3-rollout-per-call", sources=[PER_CALL])
+def _rollout_per_call(root: Path) -> str:
+    """API + rollouts on Garnet seed 0: the final loss for each budget per greedy step."""
+    runs = read_csv(root, PER_CALL)
+    last = runs.sort_values("samples").groupby("learner", sort=False).tail(1)
+    last = last.assign(per=last["learner"].str.extract(r"per=(\d+)", expand=False).astype(int))
+    last = last.sort_values("per")
+    return (listing([f"{x:.2f}" for x in last["loss"]]) + " with "
+            + listing([num(p, 0) for p in last["per"]]) + " per step")
