@@ -8,6 +8,7 @@ Sources:
   by the sample-based operators), ``sessions.jsonl`` (each shard's wall and CPU seconds);
   ``bigger_gap.csv`` (each learner's final loss minus the exact operator's);
 - ``benchmarks/results/``: ``mountain_car_check.txt``, ``feature_maps_greedy.txt``,
+  ``bench_bigger_build.txt``,
   ``bench_exact_slow_mixing*.txt``,
   ``bigger_shards_*.txt`` (single shards run before the complete run), ``bigger_sb3*.csv``
   and ``bigger_targets_100000.txt`` (pi_0's loss on MDP 0 at 10^5 states).
@@ -757,3 +758,23 @@ def _feature_maps(root: Path) -> str:
     return (f"{first} on the grid world (pi_0: {g['pi_0']:.1f}), and "
             + listing([f"{c[m]:.1f}" for m in maps]) + f" on the mountain car (pi_0: "
             f"{c['pi_0']:.1f})")
+
+
+BUILD = R + "bench_bigger_build.txt"
+
+
+@block("bigger-build", sources=[BUILD])
+def _build(root: Path) -> str:
+    """CPU seconds of building each domain and of its v*, at 10^6 and 10^5 states."""
+    rows = {(name, int(side)): (int(states), float(build), float(vstar))
+            for name, side, states, build, vstar in re.findall(
+                r"^\| (grid world|mountain car) (\d+) x \d+ \| (\d+) \| ([\d.]+) \| [\d.]+ \| "
+                r"([\d.]+) \|", read_text(root, BUILD), re.MULTILINE)}
+    try:
+        g6, c6 = rows["grid world", 1000], rows["mountain car", 1000]
+        g5, c5 = rows["grid world", 316], rows["mountain car", 316]
+    except KeyError as missing:
+        raise ValueError(f"{BUILD} has no row for {missing}") from None
+    return (f"building 10^6 states took {g6[1]:.1f} CPU s (grid world, {num(g6[0], 0)} free "
+            f"cells) and {c6[1]:.1f} CPU s (mountain car); v* took {g6[2]:.0f} and {c6[2]:.0f} "
+            f"CPU s there, {g5[2]:.1f} and {c5[2]:.1f} at 10^5 states")
