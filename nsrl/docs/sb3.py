@@ -265,10 +265,9 @@ def _vecenv(root: Path) -> str:
                  r"^  (raw step|PPO learn)\s+(SB3VecEnv|DummyVecEnv)\s+([\d,]+) transitions/s "
                  r"wall\s+([\d,]+) per CPU", text, re.MULTILINE)}
     n = search(root, VECENV, r"N = (\d+) envs")[1]
-    ppo = search(root, "benchmarks/bench_sb3_vecenv.py", r'"--ppo", type=int, default=([\d_]+)')[1]
     load = search(root, VECENV, r"load ([\d.]+)")[1]
     rows = []
-    for what, label in (("raw step", "raw `step`"), ("PPO learn", f"PPO `learn({ppo})`")):
+    for what, label in (("raw step", "raw `step`"), ("PPO learn", "PPO `learn`")):
         for i, clock in ((1, "CPU"), (0, "wall")):
             ours, theirs = rates[what, "SB3VecEnv"][i], rates[what, "DummyVecEnv"][i]
             rows.append([f"{label}, transitions per {clock} second", num(ours, 0),
