@@ -1,4 +1,5 @@
-"""How fast are the concentrability coefficients? Run: python benchmarks/bench_bounds.py
+"""How fast are the concentrability coefficients? Run (output committed as
+benchmarks/results/bench_bounds.txt): OPENBLAS_NUM_THREADS=1 python benchmarks/bench_bounds.py
 
 1. c(0..4) by the backward DP vs brute-force enumeration of policy sequences (the definition)
    on a tiny MDP: the same numbers, A^(S i) sequences against S A B S work per step.

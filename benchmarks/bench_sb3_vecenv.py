@@ -4,6 +4,8 @@ Baseline: ``DummyVecEnv([FiniteMDPEnv + TimeLimit] * N)``, what SB3 users build 
 CPU seconds of this process are reported beside wall seconds (the machine may be shared).
 
     python benchmarks/bench_sb3_vecenv.py [--envs 64] [--steps 2000] [--ppo 50000]
+
+Output committed as benchmarks/results/bench_sb3_vecenv.txt (defaults), quoted by docs/sb3.md.
 """
 
 from __future__ import annotations
