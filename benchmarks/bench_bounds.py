@@ -1,4 +1,5 @@
-"""How fast are the concentrability coefficients? Run: python benchmarks/bench_bounds.py
+"""How fast are the concentrability coefficients? Run (output committed as
+benchmarks/results/bench_bounds.txt): OPENBLAS_NUM_THREADS=1 python benchmarks/bench_bounds.py
 
 1. c(0..4) by the backward DP vs brute-force enumeration of policy sequences (the definition)
    on a tiny MDP: the same numbers, A^(S i) sequences against S A B S work per step.
@@ -7,6 +8,7 @@
 """
 
 import itertools
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,7 +18,7 @@ import scipy.sparse as sp
 
 import nsrl
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "theory"))
 from test_concentrability import brute_force_c, random_mdp  # noqa: E402
 
 
@@ -53,6 +55,7 @@ def step(S, A, b):
 
 
 if __name__ == "__main__":
+    print(f"{os.cpu_count()} cpus; load {os.getloadavg()[0]:.2f}")
     tiny()
     for S, A, b in itertools.product((100, 200), (5, 10), (1, 10)):
         step(S, A, b)

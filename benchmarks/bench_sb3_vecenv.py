@@ -4,11 +4,14 @@ Baseline: ``DummyVecEnv([FiniteMDPEnv + TimeLimit] * N)``, what SB3 users build 
 CPU seconds of this process are reported beside wall seconds (the machine may be shared).
 
     python benchmarks/bench_sb3_vecenv.py [--envs 64] [--steps 2000] [--ppo 50000]
+
+Output committed as benchmarks/results/bench_sb3_vecenv.txt (defaults), quoted by docs/sb3.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import gymnasium as gym
@@ -35,6 +38,8 @@ def clock(fn):
 def raw_steps(venv, steps: int) -> tuple[float, float]:
     actions = np.random.default_rng(0).integers(0, venv.action_space.n, (steps, venv.num_envs))
     venv.reset()
+    for a in actions[:10]:  # warm-up: a cold numba cache would otherwise be timed compiling
+        venv.step(a)
 
     def go():
         for a in actions:
@@ -59,7 +64,7 @@ def main() -> None:
     torch.set_num_threads(1)
     mdp = nsrl.garnet(100, 4, 2, seed=0)
     n = args.envs
-    print(f"Garnet(100, 4, 2), N = {n} envs")
+    print(f"Garnet(100, 4, 2), N = {n} envs; {os.cpu_count()} cpus; load {os.getloadavg()[0]:.2f}")
     for what, run, total in (("raw step", raw_steps, args.steps * n), ("PPO learn", ppo, args.ppo)):
         size = args.steps if run is raw_steps else args.ppo
         for name, make in (("SB3VecEnv", lambda: SB3VecEnv(mdp, n, max_episode_steps=1000)),

@@ -7,7 +7,9 @@ Sources:
   ``shards/*.parquet`` (each MDP's losses by scheme and iteration, with the transitions drawn
   by the sample-based operators), ``sessions.jsonl`` (each shard's wall and CPU seconds);
   ``bigger_gap.csv`` (each learner's final loss minus the exact operator's);
-- ``benchmarks/results/``: ``mountain_car_check.txt``, ``bench_exact_slow_mixing*.txt``,
+- ``benchmarks/results/``: ``mountain_car_check.txt``, ``feature_maps_greedy.txt``,
+  ``bench_bigger_build.txt``,
+  ``bench_exact_slow_mixing*.txt``,
   ``bigger_shards_*.txt`` (single shards run before the complete run), ``bigger_sb3*.csv``
   and ``bigger_targets_100000.txt`` (pi_0's loss on MDP 0 at 10^5 states).
 
@@ -25,6 +27,7 @@ import pandas as pd
 
 from nsrl.docs.registry import block
 from nsrl.docs.sources import listing, md_table, memo, num, read_csv, read_text, search
+from nsrl.docs.tables import table_after
 
 R = "benchmarks/results/"
 FULL = "docs/bigger/full_run/"
@@ -737,3 +740,41 @@ def _answer_car_rollout(root: Path) -> str:
         parts.append(f"{f2(s.min())} ({s.idxmin()}) at {SIZE_TEXT[n]}, against pi_0's "
                      f"{f2(pi0(root, 'car', n))}")
     return "; ".join(parts)
+
+
+FEATURE_MAPS = R + "feature_maps_greedy.txt"
+
+
+@block("bigger-feature-maps", sources=[FEATURE_MAPS])
+def _feature_maps(root: Path) -> str:
+    """The loss of the greedy step of v*'s projection on each map, on both domains."""
+    rows = [[c.strip() for c in ln.strip().strip("|").split("|")]
+            for ln in table_after(root, FEATURE_MAPS, "| model |").splitlines()]
+    t = pd.DataFrame(rows[2:], columns=rows[0]).set_index("model")
+    maps = [c for c in t.columns if c not in ("n_states", "pi_0")]
+    g, c = t.loc["grid world"].astype(float), t.loc["mountain car"].astype(float)
+    first = ", ".join(f"{g[m]:.1f} ({m})" for m in maps[:-1]) + f" and {g[maps[-1]]:.1f} " \
+        f"({maps[-1]})"
+    return (f"{first} on the grid world (pi_0: {g['pi_0']:.1f}), and "
+            + listing([f"{c[m]:.1f}" for m in maps]) + f" on the mountain car (pi_0: "
+            f"{c['pi_0']:.1f})")
+
+
+BUILD = R + "bench_bigger_build.txt"
+
+
+@block("bigger-build", sources=[BUILD])
+def _build(root: Path) -> str:
+    """CPU seconds of building each domain and of its v*, at 10^6 and 10^5 states."""
+    rows = {(name, int(side)): (int(states), float(build), float(vstar))
+            for name, side, states, build, vstar in re.findall(
+                r"^\| (grid world|mountain car) (\d+) x \d+ \| (\d+) \| ([\d.]+) \| [\d.]+ \| "
+                r"([\d.]+) \|", read_text(root, BUILD), re.MULTILINE)}
+    try:
+        g6, c6 = rows["grid world", 1000], rows["mountain car", 1000]
+        g5, c5 = rows["grid world", 316], rows["mountain car", 316]
+    except KeyError as missing:
+        raise ValueError(f"{BUILD} has no row for {missing}") from None
+    return (f"building 10^6 states took {g6[1]:.1f} CPU s (grid world, {num(g6[0], 0)} free "
+            f"cells) and {c6[1]:.1f} CPU s (mountain car); v* took {g6[2]:.0f} and {c6[2]:.0f} "
+            f"CPU s there, {g5[2]:.1f} and {c5[2]:.1f} at 10^5 states")

@@ -14,13 +14,14 @@ sentences comparing runs instance by instance.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, memo, read_csv, search
+from nsrl.docs.sources import listing, md_table, memo, num, read_csv, read_text, search
 
 R = "benchmarks/results/"
 SB3 = ("ppo", "a2c", "dqn")
@@ -250,3 +251,40 @@ def _references(root: Path) -> str:
             f"these Garnets (pi_0 = action 0 everywhere: {float(pi0):.1f}), and "
             f"{float(lake_u[1]):.3f} on FrozenLake (start-loss {float(lake_u[2]):.3f}; pi_0: "
             f"{float(lake_0[1]):.3f} and {float(lake_0[2]):.3f})")
+
+
+VECENV = R + "bench_sb3_vecenv.txt"
+
+
+@block("sb3-vecenv", sources=[VECENV])
+def _vecenv(root: Path) -> str:
+    """SB3VecEnv against DummyVecEnv: raw steps and PPO, transitions per CPU and wall second."""
+    text = read_text(root, VECENV)
+    rates = {(what.strip(), env): (float(wall.replace(",", "")), float(cpu.replace(",", "")))
+             for what, env, wall, cpu in re.findall(
+                 r"^  (raw step|PPO learn)\s+(SB3VecEnv|DummyVecEnv)\s+([\d,]+) transitions/s "
+                 r"wall\s+([\d,]+) per CPU", text, re.MULTILINE)}
+    n = search(root, VECENV, r"N = (\d+) envs")[1]
+    load = search(root, VECENV, r"load ([\d.]+)")[1]
+    rows = []
+    for what, label in (("raw step", "raw `step`"), ("PPO learn", "PPO `learn`")):
+        for i, clock in ((1, "CPU"), (0, "wall")):
+            ours, theirs = rates[what, "SB3VecEnv"][i], rates[what, "DummyVecEnv"][i]
+            rows.append([f"{label}, transitions per {clock} second", num(ours, 0),
+                         num(theirs, 0), f"{ours / theirs:.1f}x"])
+    return (md_table(["what", "SB3VecEnv", f"DummyVecEnv of {n} `FiniteMDPEnv`", "ratio"], rows,
+                     "lrrr") + f"\n\nLoad average at the start: {load} (2 cores).")
+
+
+PER_CALL = R + "sb3_rollout_per_call.csv"
+
+
+@block("sb3-rollout-per-call", sources=[PER_CALL])
+def _rollout_per_call(root: Path) -> str:
+    """API + rollouts on Garnet seed 0: the final loss for each budget per greedy step."""
+    runs = read_csv(root, PER_CALL)
+    last = runs.sort_values("samples").groupby("learner", sort=False).tail(1)
+    last = last.assign(per=last["learner"].str.extract(r"per=(\d+)", expand=False).astype(int))
+    last = last.sort_values("per")
+    return (listing([f"{x:.2f}" for x in last["loss"]]) + " with "
+            + listing([num(p, 0) for p in last["per"]]) + " per step")

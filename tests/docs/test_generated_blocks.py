@@ -135,6 +135,12 @@ def test_a_paper_run_with_observations_is_quoted_from_its_summary(copy):
     # API(0.1) after issue 20 made faster: the table and the sentence naming the slower schemes
     ("bench_exact_issue20_new_1.txt", "api(0.1)      1.663", "api(0.1)      1.263",
      {"perf-exact", "scale-exact-schemes"}),
+    # PSDP's bound on the first Garnet of docs/bounds.md now the best of its row
+    ("bounds_measured.txt", "| psdp | 2.45772 | 126.629 |", "| psdp | 2.45772 | 26.629 |",
+     {"bounds-measured-table", "bounds-measured-ranking"}),
+    # the grid world's v* at 10^6 states quoted by docs/bigger.md
+    ("bench_bigger_build.txt", "| 899636 | 3.4 | 6.0 | 91.5 |", "| 899636 | 3.4 | 6.0 | 81.5 |",
+     {"bigger-build"}),
 ])
 def test_a_changed_study_output_makes_the_values_read_from_it_stale(copy, result, old, new,
                                                                      expected):
