@@ -16,11 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-import nsrl
-from nsrl import concentrability, run_bounds
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "theory"))
-from test_bounds import SCHEMES, SWEEP  # noqa: E402
+from test_bounds import runs  # noqa: E402
 
 
 def main() -> None:
@@ -29,19 +26,12 @@ def main() -> None:
     print("| Garnet S,A,b,seed | gamma | K | scheme | final loss | best bound | row | "
           "violations |")
     print("|---|---|---|---|---|---|---|---|")
-    for (S, A, b, seed), gamma, K in SWEEP:
-        mdp = nsrl.garnet(S, A, b, gamma=gamma, seed=seed)
-        conc = concentrability(mdp, m=(1, 5), min_terms=K + 6)
-        for name in SCHEMES:
-            scheme = nsrl.make_scheme(name)
-            h = nsrl.run(scheme, nsrl.ProjectedGreedy(mdp, noise=0.1), K, measure_errors=True,
-                         keep_outputs=True, rng=np.random.default_rng(seed))
-            rows = run_bounds(scheme, h, mdp, conc=conc)
-            final = {row: bound[-1] for row, bound in rows.items() if row != "best"}
-            best = min(final, key=final.get)
-            bad = sum(int(np.any(h.losses > bound + 1e-9)) for bound in rows.values())
-            print(f"| {S},{A},{b},{seed} | {gamma} | {K} | {name} | {h.losses[-1]:.6g} | "
-                  f"{final[best]:.6g} | {best} | {bad} |")
+    for (S, A, b, seed), gamma, K, _, name, h, rows in runs():
+        final = {row: bound[-1] for row, bound in rows.items() if row != "best"}
+        best = min(final, key=final.get)
+        bad = sum(int(np.any(h.losses > bound + 1e-9)) for bound in rows.values())
+        print(f"| {S},{A},{b},{seed} | {gamma} | {K} | {name} | {h.losses[-1]:.6g} | "
+              f"{final[best]:.6g} | {best} | {bad} |")
 
 
 if __name__ == "__main__":

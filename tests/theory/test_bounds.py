@@ -11,19 +11,24 @@ GARNETS = [(20, 2, 1, 0), (20, 3, 2, 1), (25, 2, 10, 2)]
 SWEEP = [(g, gamma, 30 if gamma == 0.9 else 20) for g in GARNETS for gamma in (0.9, 0.99)]
 
 
-@pytest.fixture(scope="module")
-def sweep():
-    """Every (Garnet, gamma, scheme) run with the paper's noisy projected greedy operator."""
-    records = []
-    for (S, A, b, seed), gamma, K in SWEEP:
-        mdp = nsrl.garnet(S, A, b, gamma=gamma, seed=seed)
+def runs():
+    """Each (Garnet, gamma, scheme) run with the paper's noisy projected greedy operator, as
+    ((S, A, b, seed), gamma, K, mdp, scheme name, history, Table 1 rows); also read by
+    benchmarks/bounds_measured.py."""
+    for garnet, gamma, K in SWEEP:
+        mdp = nsrl.garnet(*garnet[:3], gamma=gamma, seed=garnet[3])
         conc = concentrability(mdp, m=(1, 5), min_terms=K + 6)
         for name in SCHEMES:
             scheme = nsrl.make_scheme(name)
             h = nsrl.run(scheme, nsrl.ProjectedGreedy(mdp, noise=0.1), K, measure_errors=True,
-                         keep_outputs=True, rng=np.random.default_rng(seed))
-            records.append((mdp, name, h, run_bounds(scheme, h, mdp, conc=conc)))
-    return records
+                         keep_outputs=True, rng=np.random.default_rng(garnet[3]))
+            yield garnet, gamma, K, mdp, name, h, run_bounds(scheme, h, mdp, conc=conc)
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    """Every run of :func:`runs` as (mdp, scheme name, history, Table 1 rows)."""
+    return [(mdp, name, h, rows) for _, _, _, mdp, name, h, rows in runs()]
 
 
 def test_measured_loss_never_exceeds_any_bound(sweep):
