@@ -26,7 +26,8 @@ from pathlib import Path
 import pandas as pd
 
 from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, md_table, memo, num, read_csv, read_text, search
+from nsrl.docs.sources import (listing, md_table, memo, num, read_csv, read_text, require,
+                                search)
 from nsrl.docs.tables import table_after
 
 R = "benchmarks/results/"
@@ -87,10 +88,7 @@ def table(root: Path, dom: str, n: int) -> pd.DataFrame:
 
 @memo
 def shard(root: Path, dom: str, op: str, n: int, mdp: int = 0) -> pd.DataFrame:
-    rel = shard_rel(dom, op, n, mdp)
-    if not (root / rel).is_file():
-        raise FileNotFoundError(f"result file {rel} is missing; restore or regenerate it")
-    return pd.read_parquet(root / rel)
+    return pd.read_parquet(require(root, shard_rel(dom, op, n, mdp)))
 
 
 def pi0(root: Path, dom: str, n: int) -> float:

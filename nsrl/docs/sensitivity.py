@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 
 from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, memo, read_csv, slug
+from nsrl.docs.sources import listing, memo, read_csv, require, slug
 from nsrl.experiments.sensitivity.analysis import blocks
 from nsrl.experiments.sensitivity.calibration import FRACTION, SPREAD
 from nsrl.experiments.sensitivity.sweep import (
@@ -230,20 +230,21 @@ def _calibrated_p(root: Path) -> str:
 # branching factor (fidelity.<reading>.range-b<b>), the p-value of 'the scheme's within-MDP std
 # is below API's' (fidelity.<reading>.p-std-<scheme>), and CPI+'s stopped fractions.
 PER_MDP = f"{FOLDER}/per_mdp.csv"
-_FINALS: dict[tuple[str, float], dict] = {}
+
+
+@memo
+def _per_reading(root: Path) -> dict:
+    """Reading -> its per-MDP rows (read once per render pass)."""
+    from nsrl.experiments.sensitivity.analysis import readings
+
+    return readings(require(root, PER_MDP).parent)
 
 
 @memo
 def _final(root: Path, variant: str, criteria=None):
     from nsrl.experiments.observations import Criteria, Final
-    from nsrl.experiments.sensitivity.analysis import readings
 
-    path = Path(root) / PER_MDP
-    key = (str(path), path.stat().st_mtime)
-    if key not in _FINALS:
-        _FINALS.clear()
-        _FINALS[key] = readings(Path(root) / FOLDER)
-    found = _FINALS[key]
+    found = _per_reading(root)
     if variant not in found:
         raise ValueError(f"{PER_MDP} has no reading {variant!r}")
     return Final(found[variant], criteria or Criteria())

@@ -65,13 +65,18 @@ def memo(fn: Callable) -> Callable:
     return wrapper
 
 
+def require(root: Path, rel: str) -> Path:
+    """The path of the result file ``rel``; FileNotFoundError naming it when it is missing."""
+    path = Path(root) / rel
+    if not path.is_file():
+        raise FileNotFoundError(f"result file {rel} is missing; restore or regenerate it")
+    return path
+
+
 @memo
 def read_text(root: Path, rel: str) -> str:
     """The text of the result file ``rel``."""
-    path = root / rel
-    if not path.is_file():
-        raise FileNotFoundError(f"result file {rel} is missing; restore or regenerate it")
-    return path.read_text(encoding="utf-8")
+    return require(root, rel).read_text(encoding="utf-8")
 
 
 def search(root: Path, rel: str, pattern: str) -> re.Match[str]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from nsrl.docs.registry import block
+from nsrl.docs.sources import memo, read_text
 
 TARGETS = "benchmarks/results/bigger_targets_100000.txt"
 STUDY = "benchmarks/results/study_bigger_grid_target.txt"
@@ -31,7 +32,7 @@ def targets(root: Path) -> dict:
     """family -> {"n": states, "l0", "exact", "exact %", "projected", "projected %", "seeds",
     scheme -> (final, % of pi_0's, transitions at best)}."""
     out, family = {}, None
-    for line in (root / TARGETS).read_text().splitlines():
+    for line in read_text(root, TARGETS).splitlines():
         if m := _FAMILY.match(line):
             family = m[1]
             out[family] = {"n": int(m[2]), "l0": m[3], "exact": m[4], "exact %": m[5],
@@ -66,11 +67,12 @@ def _targets(root: Path) -> str:
     return "\n".join(rows)
 
 
+@memo
 def study(root: Path) -> pd.DataFrame:
     """One row per line of the grid-target study (the first lines predate ``n_states``:
     they ran at its default, 10^5 cells)."""
     rows = []
-    for line in (root / STUDY).read_text().splitlines():
+    for line in read_text(root, STUDY).splitlines():
         m = _STUDY.match(line)
         if m is None:
             raise ValueError(f"{STUDY}: a line the study script does not write: {line[:80]!r}")
@@ -97,13 +99,16 @@ def _study(root: Path) -> str:
     return "\n".join(rows)
 
 
-def _best(root: Path, cells: int, table: bool = False) -> pd.Series:
+def _best(root: Path, cells: int, table: bool = False, scheme: str | None = None
+          ) -> pd.Series:
     """The study's lowest final loss at ``cells``: among the feature maps, or (``table``)
-    among the runs on the table itself (one indicator per cell)."""
+    among the runs on the table itself (one indicator per cell); of ``scheme`` if given."""
     s = study(root)
-    s = s[(s["cells"] == cells) & ((s["map"] == "cells") == table)]
+    s = s[(s["cells"] == cells) & ((s["map"] == "cells") == table)
+          & ((s["scheme"] == scheme) if scheme else True)]
     if s.empty:
-        raise ValueError(f"{STUDY} has no {'cells' if table else 'feature-map'} run at {cells}")
+        raise ValueError(f"{STUDY} has no {'cells' if table else 'feature-map'} run "
+                         f"{'of ' + scheme + ' ' if scheme else ''}at {cells}")
     return s.loc[s["final_pct"].idxmin()]
 
 
@@ -131,8 +136,4 @@ for _cells, _tag in ((10_000, "1e4"), (100_000, "1e5")):
 
 @block("bigger-grid-table-psdp-1e5", sources=[STUDY])
 def _table_psdp(root: Path) -> str:
-    s = study(root)
-    s = s[(s["cells"] == 100_000) & (s["map"] == "cells") & (s["scheme"] == "psdp")]
-    if s.empty:
-        raise ValueError(f"{STUDY} has no PSDP run on the cells at 100000")
-    return f"{s['final_pct'].min()}%"
+    return f"{_best(root, 100_000, table=True, scheme='psdp')['final_pct']}%"
