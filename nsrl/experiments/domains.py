@@ -103,8 +103,8 @@ def register_domain(name: str, build: Callable[..., FiniteMDP], params: dict | N
     if not callable(build):
         raise TypeError(f"build should be callable (n_states, n_actions, branching, *, gamma, "
                         f"rng, n_features, **options) -> FiniteMDP, got {type(build).__name__}.")
-    entry = DomainEntry(name, build, dict(params or {}), None if shape is None else tuple(shape),
-                        nbytes or _sparse_nbytes, summary)
+    fixed = None if shape is None else (int(shape[0]), int(shape[1]))
+    entry = DomainEntry(name, build, dict(params or {}), fixed, nbytes or _sparse_nbytes, summary)
     DOMAINS[name] = entry
     return entry
 
@@ -179,7 +179,8 @@ def _garnet(n_states, n_actions, branching, *, gamma, rng, n_features):
     return garnet(n_states, n_actions, branching, n_features, gamma, seed=rng)
 
 
-def _garnet_nbytes(n_states, n_actions, branching, n_features):
+def _garnet_nbytes(n_states: int, n_actions: int, branching: int,
+                   n_features: int | None) -> int:
     return garnet_nbytes(n_states, n_actions, n_features or default_features(n_states),
                          max(branching, 1))
 
@@ -197,8 +198,8 @@ def _structured(kind: str) -> Callable[..., FiniteMDP]:
     return build
 
 
-def _structured_nbytes(kind: str) -> Callable[[int, int, int, int], int]:
-    def nbytes(n_states, n_actions, branching, n_features):
+def _structured_nbytes(kind: str) -> Callable[[int, int, int, int | None], int]:
+    def nbytes(n_states: int, n_actions: int, branching: int, n_features: int | None) -> int:
         n = side(n_states)
         model = gridworld_nbytes(n) if kind == "gridworld" else mountain_car_nbytes(n, n)
         return model + 3 * 8 * n * n * (n_features or DEFAULT_FEATURES)
