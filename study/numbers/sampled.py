@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import (
+from study.numbers.registry import block
+from study.numbers.sources import (
     final_stats,
     listing,
     md_table,
@@ -247,7 +247,7 @@ def _dask(root: Path) -> str:
 def _dask_projection(root: Path) -> str:
     import re
 
-    from nsrl.docs.sources import read_text
+    from study.numbers.sources import read_text
     pairs = re.findall(r"projected on\s+(\d+) workers:\s+([\d.]+) min", read_text(root, DASK))
     if not pairs:
         raise ValueError(f"{DASK} has no 'projected on N workers' lines")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import md_table, num, read_csv, read_text, search
-from nsrl.docs.tables import table_after
+from study.numbers.registry import block
+from study.numbers.sources import md_table, num, read_csv, read_text, search
+from study.numbers.tables import table_after
 
 R = "benchmarks/results/"
 GREEDY = R + "study_greedy_error.txt"
@@ -49,7 +49,8 @@ def panel(root: Path, key: str) -> pd.DataFrame:
     for row in rows[2:]:
         op = next((k for k, start in OPERATORS.items() if row[0].startswith(start)), None)
         if op is None:
-            raise ValueError(f"{GREEDY}: operator {row[0]!r} is not known to nsrl.docs.sampling")
+            raise ValueError(f"{GREEDY}: operator {row[0]!r} is not known to "
+                             "study.numbers.sampling")
         out[op] = dict(zip([*BUDGETS, "slope", "s"], row[1:], strict=True))
     return pd.DataFrame(out).T
 

@@ -4,7 +4,7 @@ Sources (benchmarks/results/): bench_scale_idle_wall.txt (the headline run on th
 machine), bench_scale_cpu.txt and bench_scale_loaded_wall.txt (earlier runs under load),
 bench_scale_session_runs.txt (the solver choice, the 10^5 sweep, the vector env's runs, the
 mdptoolbox comparison), bench_exact_issue20_*.txt and bench_sweep_issue20_*.txt (below 3 000
-states, before and after issue 20). The tables themselves are blocks of nsrl.docs.benchmarks.
+states, before and after issue 20). The tables themselves are blocks of study.numbers.benchmarks.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nsrl.docs.benchmarks import SCALE_IDLE, SCALE_LOADED, SCALE_TASKS, exact_run, scale_rows
-from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, read_text, search
+from study.numbers.benchmarks import SCALE_IDLE, SCALE_LOADED, SCALE_TASKS, exact_run, scale_rows
+from study.numbers.registry import block
+from study.numbers.sources import listing, read_text, search
 
 R = "benchmarks/results/"
 SESSION = R + "bench_scale_session_runs.txt"

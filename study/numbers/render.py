@@ -5,7 +5,7 @@ stale blocks; ``check_pages`` only reports them (and any marker without a render
 renderer used by no page, any renderer that fails), which is what ``--check`` and the test do.
 
 Example:
-    >>> from nsrl.docs.render import check_pages
+    >>> from study.numbers.render import check_pages
     >>> callable(check_pages)
     True
 """
@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from nsrl.docs.markers import Finding, names_in, render_text
-from nsrl.docs.registry import BLOCKS
-from nsrl.docs.sources import one_pass
+from study.numbers.markers import Finding, names_in, render_text
+from study.numbers.registry import BLOCKS
+from study.numbers.sources import one_pass
 
 
 @dataclass(frozen=True)

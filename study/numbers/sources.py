@@ -4,7 +4,7 @@ Every reader raises an error naming the file and what was looked for when it is 
 broken block says which source to regenerate.
 
 Example:
-    >>> from nsrl.docs.sources import md_table
+    >>> from study.numbers.sources import md_table
     >>> print(md_table(["scheme", "mean"], [["API", "26.18"]]))
     | scheme | mean |
     | --- | --- |

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import md_table, num, read_text, search
+from study.numbers.registry import block
+from study.numbers.sources import md_table, num, read_text, search
 
 R = "benchmarks/results/"
 SWEEPS = {  # file -> what the run was
