@@ -11,6 +11,8 @@ from study.numbers import (  # noqa: F401  (each module registers its renderers)
     bounds,
     envs,
     paper,
+    presets,
+    readings,
     sampled,
     sampling,
     sb3,
