@@ -7,7 +7,10 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-python -m pip wheel --quiet --no-deps --wheel-dir "$work/dist" "$repo"
+# Built from a copy of what a wheel is made of: a stale build/ folder of an in-place build
+# would slip modules that no longer exist into the wheel.
+mkdir "$work/src" && cp -r "$repo"/{pyproject.toml,setup.py,README.md,nsrl,envs} "$work/src"
+python -m pip wheel --quiet --no-deps --wheel-dir "$work/dist" "$work/src"
 python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --upgrade pip
 "$work/venv/bin/python" -m pip install --quiet "$work"/dist/nsrl-*.whl
