@@ -9,7 +9,7 @@ One Garnet MDP, four greedy operators, three schemes, exact losses:
    (LSTD-Q, rollouts + cost-sensitive classification), a few seeds each;
 4. compare the exact losses ``mu (v* - v_pi)`` of what each run outputs, and save a figure.
 
-Run: ``python examples/tutorial.py [--out tutorial.png]`` (about 15 s on one core).
+Run: ``python examples/tutorial.py [--out tutorial.png]`` (about 10 s of CPU).
 """
 
 import argparse
