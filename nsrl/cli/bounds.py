@@ -13,7 +13,15 @@ import json
 
 import numpy as np
 
-from nsrl.cli.common import add_problem_arguments, integer, load_problem, real
+from nsrl.cli.common import (
+    add_problem_arguments,
+    integer,
+    load_problem,
+    parse_garnet,
+    real,
+    user_input,
+)
+from nsrl.model.memory import check_memory
 
 _SHOWN = 10  # coefficients c(i) printed in text mode
 
@@ -23,10 +31,16 @@ def _number(x: float):
 
 
 def _cmd_bounds(args) -> int:
-    from nsrl.theory.concentrability import concentrability
+    from nsrl.theory.concentrability import concentrability, concentrability_nbytes
 
+    if getattr(args, "garnet", None):  # from the sizes alone, before drawing the Garnet
+        s, a, _ = parse_garnet(args.garnet)
+        with user_input():
+            check_memory(concentrability_nbytes(s, a), f"nsrl bounds --garnet {args.garnet} (the "
+                         f"coefficients hold O(n_S^2 n_A) numbers)", "use fewer states")
     mdp = load_problem(args)
-    conc = concentrability(mdp, m=(args.m,), tol=args.tol)
+    with user_input():  # sizes and options from the command line
+        conc = concentrability(mdp, m=(args.m,), tol=args.tol)
     constants = conc.summary(args.m)
     if args.json:
         print(json.dumps({

@@ -42,7 +42,7 @@ def _cmd_garnet(args) -> int:
     with user_input():
         mdp = garnet(args.states, args.actions, args.branching, args.features, args.gamma,
                      seed=args.seed)
-    made = make_folder(path.parent)
+    made = make_folder(path.parent)  # as reproduce and compare do with --out; said below
     try:  # mdp.save is atomic: an existing file stays whole until the new one is complete
         path = mdp.save(path)
     except OSError as exc:  # a full disk, a read-only folder: one line naming the file
@@ -51,6 +51,9 @@ def _cmd_garnet(args) -> int:
     except BaseException:
         remove_made(made)
         raise
+    if made:  # innermost first: name the outermost folder created
+        print(f"created the folder {made[-1]} (missing folders of --out are made)",
+              file=sys.stderr)
     print(f"wrote {mdp!r} to {path}", file=sys.stderr)
     return 0
 
@@ -65,7 +68,8 @@ def make_operator(args, mdp):
     options = operator_options(args, [entry.name])
     if entry.sample_based:
         samples = options.get("samples", entry.params["samples"].default)
-        check_sample_memory(name, mdp, samples, f"--samples {samples}", "lower --samples")
+        with user_input():  # the memory its --samples needs, before any work
+            check_sample_memory(name, mdp, samples, f"--samples {samples}", "lower --samples")
     try:
         return entry.make(mdp, **options)
     except (ValueError, TypeError) as exc:  # name the flags the operator refused
