@@ -30,17 +30,24 @@ def _number(x: float):
     return "inf" if np.isinf(x) else float(x)
 
 
+def _check_size(n_states: int, n_actions: int, option: str) -> None:
+    """Refuse (one line, exit 2) a model whose coefficients cannot fit in memory."""
+    from nsrl.theory.concentrability import concentrability_nbytes
+
+    with user_input():
+        check_memory(concentrability_nbytes(n_states, n_actions), f"nsrl bounds {option} "
+                     f"(the coefficients hold O(n_S^2 n_A) numbers)", "use fewer states")
+
+
 def _cmd_bounds(args) -> int:
-    from nsrl.theory.concentrability import concentrability, concentrability_nbytes
+    from nsrl.theory.concentrability import concentrability
 
     if getattr(args, "garnet", None):  # from the sizes alone, before drawing the Garnet
-        s, a, _ = parse_garnet(args.garnet)
-        with user_input():
-            check_memory(concentrability_nbytes(s, a), f"nsrl bounds --garnet {args.garnet} (the "
-                         f"coefficients hold O(n_S^2 n_A) numbers)", "use fewer states")
+        _check_size(*parse_garnet(args.garnet)[:2], f"--garnet {args.garnet}")
     mdp = load_problem(args)
-    with user_input():  # sizes and options from the command line
-        conc = concentrability(mdp, m=(args.m,), tol=args.tol)
+    if getattr(args, "mdp", None):
+        _check_size(mdp.n_states, mdp.n_actions, f"--mdp {args.mdp}")
+    conc = concentrability(mdp, m=(args.m,), tol=args.tol)
     constants = conc.summary(args.m)
     if args.json:
         print(json.dumps({
