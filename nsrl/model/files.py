@@ -65,9 +65,13 @@ class FeatureDraw:
                 raise ValueError(f"unknown bit generator {name!r}")
             if rows != n_states or not isinstance(cols, int) or cols < 1:
                 raise ValueError(f"shape {rows} x {cols} does not fit {n_states} states")
-            getattr(np.random, name)().state = state  # a bad state fails here, not on first read
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"the features_draw entry is not a feature recipe: {exc}") from None
+        try:  # a bad state is refused here, not on the first read of the features
+            getattr(np.random, name)().state = state
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"the features_draw entry holds no valid {name} state "
+                             f"({type(exc).__name__})") from None
         return cls(name, json.dumps(state), int(rows), int(cols))
 
 

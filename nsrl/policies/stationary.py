@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nsrl.model.arrays import index_array
+from nsrl.model.arrays import index_array, real_array
 
 
 class Deterministic:
@@ -75,9 +75,11 @@ class Stochastic:
     stochastic = True
 
     def __init__(self, table, memory: int = 1):
-        table = np.array(table, dtype=np.float64, copy=True)
-        if table.ndim != 2 or np.any(table < 0) or not np.allclose(table.sum(axis=1), 1.0):
-            raise ValueError("table should be a (n_states, n_actions) array of distributions.")
+        table = real_array("table", table, 2)  # a new real, finite array
+        if np.any(table < 0) or not np.allclose(table.sum(axis=1), 1.0):
+            raise ValueError("table should be a (n_states, n_actions) array of distributions "
+                             "(non-negative rows summing to 1); normalise it "
+                             "(table / table.sum(axis=1, keepdims=True)).")
         table.flags.writeable = False
         self._table, self.memory = table, memory
 
