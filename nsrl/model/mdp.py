@@ -139,9 +139,6 @@ class FiniteMDP:
         R = real_array("R", R)
         if R.ndim == 1:
             R = np.repeat(R[:, None], n_actions, axis=1)
-        if R.ndim != 2:
-            raise ValueError(f"R should have shape ({n_states}, {n_actions}) (or ({n_states},) "
-                             f"for a state reward), got {R.shape}.")
         if R.shape != (n_states, n_actions):
             raise ValueError(
                 f"R should have shape ({n_states}, {n_actions}) (or ({n_states},) for a state "

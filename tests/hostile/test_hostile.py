@@ -56,6 +56,14 @@ def _vec(**kwargs):
     return gym.make_vec(**kwargs)
 
 
+def _make(env_id, mdp, observation):
+    import gymnasium as gym
+
+    import nsrl.envs  # noqa: F401 - registers the ids
+
+    return gym.make(env_id, mdp=mdp, observation=observation)
+
+
 def _table(mdp):
     from nsrl.envs import FiniteMDPEnv
 
@@ -128,13 +136,16 @@ ROWS = [
     ("file-nan-reward", lambda t: FiniteMDP.load(model_file(t, "nr", R=np.full((5, 2), np.nan))),
      ValueError, r"nr\.npz does not hold a valid nsrl model \(R\[0, 0\] = nan"),
     # --- memory and time estimated before allocating or working ------------------------
-    ("bomb-toy-text-table", lambda t: _table(viewed_model(10**6, 4, 10)),
-     ValueError, "toy_text table .* 40,000,000 transitions"),
+    ("bomb-toy-text-table", lambda t: with_memory(64 * 2**20, _table, viewed_model(10**5, 4, 10)),
+     ValueError, "toy_text table .* 4,000,000 transitions .* more than the 64 MiB"),
     ("bomb-vector-copies", lambda t: _vec(id="Garnet-v0", num_envs=10**12),
      ValueError, "1,000,000,000,000 copies .* use fewer num_envs"),
     ("bomb-onehot-space", lambda t: _vec(id="FiniteMDP-v0", mdp=viewed_model(10**5, 1, 1),
                                          num_envs=10**5, observation="onehot"),
      ValueError, "100,000 copies with observation='onehot'"),
+    ("bomb-onehot-single", lambda t: with_memory(2**20, _make, "FiniteMDP-v0",
+                                                 viewed_model(10**6, 1, 1), "onehot"),
+     ValueError, "one-hot observation space of 1,000,000 states .* more than the 1 MiB"),
     ("bomb-sparse-conversion", lambda t: FiniteMDP.from_sparse(
         sp.coo_matrix((2 * 10**8, 10**8)), np.zeros(10**8), 0.9),
      ValueError, "0 stored entries for 200000000 rows"),
