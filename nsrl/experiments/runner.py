@@ -31,7 +31,7 @@ from nsrl.experiments.storage import Store, check_out
 from nsrl.greedy.registry import make_operator, operator_entry
 from nsrl.model.garnet import garnet
 from nsrl.model.memory import available_memory, check_memory
-from nsrl.schemes import register_scheme
+from nsrl.schemes import NSPI, register_scheme
 from nsrl.schemes.registry import added_entries
 
 BACKENDS = ("loky", "dask", "sequential")
@@ -173,9 +173,10 @@ def check_windows(sweep: Sweep) -> None:
         return
     per_m = 8.0 * sweep.n_runs * max(sizes)
     for name in sweep.schemes:
-        m = getattr(sweep.scheme(name), "m", 1)
+        scheme = sweep.scheme(name)
+        m = scheme.m if isinstance(scheme, NSPI) else 1
         free = available_memory()
-        if isinstance(m, int) and m > 1 and free is not None and m * per_m > free:
+        if m > 1 and free is not None and m * per_m > free:
             check_memory(m * per_m, f"sweep field 'schemes': {name} (a window of m = {m:,} "
                          f"policies for each of {sweep.n_runs} runs of {max(sizes)} states)",
                          f"use m <= {int(free // per_m):,}")
