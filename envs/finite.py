@@ -80,7 +80,7 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
         observation: str = "index",
         backend: str | None = None,
         render_mode: str | None = None,
-    ):
+    ) -> None:
         self._init_model(mdp, observation, backend)
         self.render_mode = render.check_render_mode(render_mode)
         self.observation_space = observations.single_space(self.mdp, observation)

@@ -91,6 +91,6 @@ class GarnetEnv(FiniteMDPEnv):
         observation: str = "index",
         backend: str | None = None,
         render_mode: str | None = None,
-    ):
+    ) -> None:
         mdp = cached_garnet(n_states, n_actions, branching, n_features, gamma, seed)
         super().__init__(mdp, observation, backend, render_mode)

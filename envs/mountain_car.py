@@ -72,7 +72,7 @@ class MountainCarGridEnv(FiniteMDPEnv):
     def __init__(self, n_positions: int = 100, n_velocities: int = 100,
                  interpolation: str = "barycentric", gamma: float = 0.99,
                  observation: str = "index", backend: str | None = None,
-                 render_mode: None = None):
+                 render_mode: None = None) -> None:
         mdp = _model(n_positions, n_velocities, interpolation, gamma)
         super().__init__(mdp, observation_mode(observation), backend, render_mode)
 
@@ -91,7 +91,7 @@ class MountainCarGridVectorEnv(FiniteMDPVectorEnv):
                  interpolation: str = "barycentric", gamma: float = 0.99,
                  observation: str = "index", max_episode_steps: int | None = None,
                  backend: str | None = None, render_mode: None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP):
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP) -> None:
         mdp = _model(n_positions, n_velocities, interpolation, gamma)
         super().__init__(mdp, num_envs, observation_mode(observation), max_episode_steps,
                          backend, render_mode, autoreset_mode)

@@ -81,7 +81,7 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
         backend: str | None = None,
         render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-    ):
+    ) -> None:
         self._init_model(mdp, observation, backend)
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
             raise ValueError(f"num_envs should be an int >= 1, got {num_envs!r}.")
@@ -256,7 +256,7 @@ class GarnetVectorEnv(FiniteMDPVectorEnv):
         backend: str | None = None,
         render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-    ):
+    ) -> None:
         mdp = cached_garnet(n_states, n_actions, branching, n_features, gamma, seed)
         super().__init__(
             mdp, num_envs, observation, max_episode_steps, backend, render_mode, autoreset_mode

@@ -50,7 +50,7 @@ class OperatorSpec:
         OperatorSpec('lstdq', samples=500, features=None, ridge=None)
     """
 
-    def __init__(self, name: str, **options):
+    def __init__(self, name: str, **options) -> None:
         self.entry = operator_entry(name)
         self.name, self.options = self.entry.name, self.entry.check(options)
 

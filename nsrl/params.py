@@ -196,7 +196,7 @@ def conform_fields(obj, label: str = "field") -> None:
 
 def conform(value, kind: Kind, rule: Rule, what: str, hint: str = ""):
     """``value`` checked against ``kind`` and ``rule``, in canonical form (see the module doc)."""
-    def fail(got, wrong_type=False):
+    def fail(got, wrong_type: bool = False):
         raise InvalidParameterError(f"{what} should be {describe(kind, rule)}, got {got}{hint}.")
 
     if value is None:

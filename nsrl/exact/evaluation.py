@@ -59,7 +59,7 @@ class ExactBackend:
             iteration).
     """
 
-    def __init__(self, mdp: FiniteMDP, memo_size: int = 32):
+    def __init__(self, mdp: FiniteMDP, memo_size: int = 32) -> None:
         self.mdp = check_mdp(mdp)
         self._memo: OrderedDict[int, tuple[object, np.ndarray]] = OrderedDict()
         self._memo_size = memo_size

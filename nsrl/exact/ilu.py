@@ -63,7 +63,7 @@ def ilu0(indptr, indices, data):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _precondition(indptr, indices, lu, diag, b, out):  # pragma: no cover - compiled
+def _precondition(indptr, indices, lu, diag, b, out) -> None:  # pragma: no cover - compiled
     """out = (LU)^-1 b: a forward sweep with L, a backward one with U."""
     n = b.shape[0]
     for i in range(n):
@@ -79,7 +79,7 @@ def _precondition(indptr, indices, lu, diag, b, out):  # pragma: no cover - comp
 
 
 @numba.njit(cache=True, nogil=True)
-def _product(indptr, indices, data, x, out):  # pragma: no cover - compiled
+def _product(indptr, indices, data, x, out) -> None:  # pragma: no cover - compiled
     for i in range(x.shape[0]):
         acc = 0.0
         for k in range(indptr[i], indptr[i + 1]):

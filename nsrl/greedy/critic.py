@@ -109,7 +109,7 @@ class RegressionCritic:
         memory: how many recorded calls are kept (PSDP with m needs the last m).
     """
 
-    def __init__(self, regressor, features, sampler, memory: int):
+    def __init__(self, regressor, features, sampler, memory: int) -> None:
         self.regressor, self.features, self.sampler = regressor, features, sampler
         self.records: list[Record] = []
         self.memory = int(memory)
@@ -164,7 +164,7 @@ class LSTDCritic:
     the values of a :class:`RegressionCritic` on the same records. Needs model-index states.
     """
 
-    def __init__(self, fallback: RegressionCritic, n_states: int, n_actions: int):
+    def __init__(self, fallback: RegressionCritic, n_states: int, n_actions: int) -> None:
         self.fallback, self.S, self.A = fallback, int(n_states), int(n_actions)
         self.stats = None
 
@@ -237,7 +237,7 @@ def _empirical_value(keys, counts, w_sa, n, has, r_hat, v, S, A, gamma) -> np.nd
 class ExactCritic:
     """The exact value of the tail, from the model (an oracle, for tests and studies)."""
 
-    def __init__(self, mdp):
+    def __init__(self, mdp) -> None:
         from nsrl.exact import backend
 
         self.mdp, self._backend = mdp, backend(mdp)

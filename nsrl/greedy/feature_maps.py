@@ -69,7 +69,7 @@ class TileCoding(TransformerMixin, BaseEstimator):
         array([3., 3., 3.])
     """
 
-    def __init__(self, n_tiles=8, n_tilings: int = 4, sparse_output: bool = False):
+    def __init__(self, n_tiles: int = 8, n_tilings: int = 4, sparse_output: bool = False) -> None:
         self.n_tiles, self.n_tilings, self.sparse_output = n_tiles, n_tilings, sparse_output
 
     def fit(self, X, y=None):
@@ -126,7 +126,7 @@ class RBFGrid(TransformerMixin, BaseEstimator):
         (2, 9)
     """
 
-    def __init__(self, n_centres=10, width: float = 1.0):
+    def __init__(self, n_centres: int = 10, width: float = 1.0) -> None:
         self.n_centres, self.width = n_centres, width
 
     def fit(self, X, y=None):

@@ -25,7 +25,7 @@ class StateFeatures:
             (:func:`make_features` gives it a clone of an unfitted transformer).
     """
 
-    def __init__(self, kind: str, table=None, transformer=None):
+    def __init__(self, kind: str, table=None, transformer=None) -> None:
         self.kind, self.table, self.transformer = kind, table, transformer
         self._fitted = transformer is not None and _is_fitted(transformer)
 
@@ -142,7 +142,7 @@ class EstimatorPolicy:
     memory = 1
     stochastic = False
 
-    def __init__(self, features, classifier=None, regressors=None, constant=None, observe=None):
+    def __init__(self, features, classifier=None, regressors=None, constant=None, observe=None) -> None:
         self.features, self.classifier, self.regressors = features, classifier, regressors
         self.constant, self.observe = constant, observe
         self._table: tuple[object, np.ndarray] | None = None
@@ -151,7 +151,7 @@ class EstimatorPolicy:
         inner = self.classifier if self.classifier is not None else self.regressors
         return f"EstimatorPolicy({inner if self.constant is None else self.constant})"
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs, phase: int = 0, rng=None) -> np.ndarray:
         """Actions for a batch of observations."""
         obs = np.asarray(obs)
         if self.constant is not None:

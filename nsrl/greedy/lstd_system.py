@@ -58,7 +58,7 @@ class IndexSystem:
         probs: ``probs(pi) -> (n_index, n_actions)``, pi(a' | x') at every index x'.
     """
 
-    def __init__(self, counts, table, probs):
+    def __init__(self, counts, table, probs) -> None:
         self.counts, self.probs = counts, probs
         self.table = table.tocsr() if sp.issparse(table) else np.asarray(table, dtype=float)
         n, A = counts.n_index, counts.n_actions
@@ -138,7 +138,7 @@ class DenseGram:
     so that a call with reuse only computes X_pi over the stored transitions.
     """
 
-    def __init__(self, features, n_actions: int):
+    def __init__(self, features, n_actions: int) -> None:
         self.features, self.n_actions = features, n_actions
         self.gram = self.b = None
         self.norms = self.weight = 0.0
@@ -172,7 +172,7 @@ class DenseSystem:
         sums: a :class:`DenseGram` of the same transitions (None: computed here).
     """
 
-    def __init__(self, phi, phi_next, data, weights, n_actions, probs, sums=None):
+    def __init__(self, phi, phi_next, data, weights, n_actions, probs, sums=None) -> None:
         n, p = phi.shape
         w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
         self.probs, self.phi_next, self.live = probs, phi_next, ~np.asarray(data.done, bool)

@@ -121,7 +121,7 @@ class LSTDQ:
 
     def __init__(self, env, budget: int, *, features=None, ridge: float | None = None,
                  explore: float = 0.3, reuse: bool = True, store=None,
-                 value_estimate: str = "auto", value_rollouts=None, gamma=None):
+                 value_estimate: str = "auto", value_rollouts=None, gamma=None) -> None:
         self.sampler = make_sampler(env, gamma)
         self.gamma, self.n_actions = self.sampler.gamma, self.sampler.n_actions
         if self.sampler.mdp is not None:

@@ -20,7 +20,7 @@ from nsrl.policies import Deterministic, NonStationary, stationary_table
 class _ModelOperator:
     """Shared plumbing of the operators that know the model."""
 
-    def __init__(self, mdp):
+    def __init__(self, mdp) -> None:
         self.mdp = mdp
         self._backend = backend(mdp)
 
@@ -146,7 +146,7 @@ class ProjectedGreedy(_ModelOperator):
 
     def __init__(self, mdp, noise: float = 0.1, noise_model: str = "relative",
                  constant_feature: bool = False, value: str = "exact", features=None,
-                 feature_law: str = "uniform"):
+                 feature_law: str = "uniform") -> None:
         super().__init__(mdp)
         p = mdp.n_features if features is None else np.shape(features)[-1]
         if p:  # Phi, sqrt(rho) Phi and lstsq's copy of it, before anything is drawn

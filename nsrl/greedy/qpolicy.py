@@ -10,7 +10,7 @@ from nsrl.policies import one_hot
 class LinearQ:
     """Q(., a) = phi theta_a, with a scikit-learn-like ``predict``."""
 
-    def __init__(self, theta: np.ndarray):
+    def __init__(self, theta: np.ndarray) -> None:
         self.theta = np.asarray(theta)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
@@ -41,7 +41,7 @@ class QTablePolicy:
     memory = 1
     stochastic = False
 
-    def __init__(self, q: np.ndarray, allowed=None, default=None):
+    def __init__(self, q: np.ndarray, allowed=None, default=None) -> None:
         self.q = np.array(q, dtype=np.float64)
         masked = self.q if allowed is None else np.where(allowed, self.q, -np.inf)
         self.actions = np.argmax(masked, axis=1)
@@ -53,7 +53,7 @@ class QTablePolicy:
     def __repr__(self) -> str:
         return f"QTablePolicy(n_index={len(self.actions)})"
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs, phase: int = 0, rng=None) -> np.ndarray:
         """Actions for a batch of index observations."""
         return self.actions[np.asarray(obs, dtype=np.int64)]
 

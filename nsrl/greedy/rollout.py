@@ -86,9 +86,9 @@ class _RolloutOperator:
     """Sampling, budget, critic and bookkeeping shared by the two rollout operators."""
 
     def __init__(self, env, estimator, *, budget=None, n_states=None, n_rollouts=_DEFAULT,
-                 horizon=_DEFAULT, m=_DEFAULT, critic="auto", critic_features=_DEFAULT,
-                 crn=True, stratified=True, every_state=True, features=None,
-                 value_rollouts=None, gamma=None):
+                 horizon=_DEFAULT, m=_DEFAULT, critic: str = "auto", critic_features=_DEFAULT,
+                 crn: bool = True, stratified: bool = True, every_state: bool = True, features=None,
+                 value_rollouts=None, gamma=None) -> None:
         self.sampler = make_sampler(env, gamma)
         self.gamma, self.n_actions = self.sampler.gamma, self.sampler.n_actions
         if self.sampler.mdp is not None:

@@ -32,7 +32,7 @@ FUSED = DEFAULT_BACKEND == "numba"
 if numba is not None:
     @numba.njit(cache=True, nogil=True)
     def _accumulate(x, a, r, nxt, done, w, sign, n_index, visits, rewards, states,
-                    nexts):  # pragma: no cover - compiled
+                    nexts) -> None:  # pragma: no cover - compiled
         for i in range(len(x)):
             wi = sign if len(w) == 0 else sign * w[i]
             sa = a[i] * n_index + x[i]
@@ -73,7 +73,7 @@ class IndexCounts:
         states: (weighted) count of transitions leaving each index x (any action).
     """
 
-    def __init__(self, n_index: int, n_actions: int):
+    def __init__(self, n_index: int, n_actions: int) -> None:
         self.n_index, self.n_actions = int(n_index), int(n_actions)
         n_pairs = self.n_index * self.n_actions
         self.visits, self.rewards = np.zeros(n_pairs), np.zeros(n_pairs)
@@ -156,7 +156,7 @@ class TransitionStore:
         (3, 4)
     """
 
-    def __init__(self, max_size: int = 1_000_000):
+    def __init__(self, max_size: int = 1_000_000) -> None:
         if isinstance(max_size, bool) or int(max_size) != max_size or max_size < 1:
             raise ValueError(f"max_size should be a positive int (transitions), got "
                              f"{max_size!r}; e.g. TransitionStore(max_size=1_000_000).")

@@ -116,7 +116,7 @@ def gridworld_nbytes(size: int) -> int:
 
 
 def gridworld(size: int, slip: float = 0.1, obstacles: float = 0.1, reward: str = "smooth",
-              gamma: float = 0.99, *, n_bumps: int = 8, goals=1, pits=0,
+              gamma: float = 0.99, *, n_bumps: int = 8, goals: int = 1, pits: int = 0,
               seed) -> FiniteMDP:
     """Draw a grid world (module docstring) as a FiniteMDP with the coordinates as features.
 

@@ -138,7 +138,7 @@ def transition_tables(mdp: FiniteMDP) -> tuple[np.ndarray, np.ndarray]:
     return tables.next, tables.cdf
 
 
-def _step_numpy(mdp, states, actions, u, out_next, out_reward):
+def _step_numpy(mdp, states, actions, u, out_next, out_reward) -> None:
     t = _tables(mdp)
     # Column by column over the (few) successors: 1-d takes are ~4x faster than a 2-d
     # fancy gather followed by a row sum, and the comparisons are the numba kernel's.
@@ -178,7 +178,7 @@ if HAVE_NUMBA:
 
     @numba.njit(cache=True, nogil=True)
     def _kernel_numba(rec, flat, width, n_actions, states, actions, u, out_next,
-                      out_reward):  # pragma: no cover - compiled
+                      out_reward) -> None:  # pragma: no cover - compiled
         n = states.shape[0]
         length = rec.shape[1]
         # At 10^6 states a step waits on memory: the record of transition i + 16 is requested
@@ -213,7 +213,7 @@ if HAVE_NUMBA:
     def _packed(mdp: FiniteMDP) -> _Packed:
         return _cached(_PACKED, mdp, _build_packed)
 
-    def _step_numba(mdp, states, actions, u, out_next, out_reward):
+    def _step_numba(mdp, states, actions, u, out_next, out_reward) -> None:
         pk = _packed(mdp)
         _kernel_numba(pk.records, pk.flat, pk.width, mdp.n_actions, states, actions, u,
                       out_next, out_reward)
@@ -305,7 +305,7 @@ def _out_of_range(arr: np.ndarray, n: int) -> bool:
 if HAVE_NUMBA:
 
     @numba.njit(cache=True, nogil=True)
-    def _any_outside(arr, n):  # pragma: no cover - compiled
+    def _any_outside(arr, n) -> bool:  # pragma: no cover - compiled
         for x in arr:
             if x < 0 or x >= n:
                 return True

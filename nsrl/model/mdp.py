@@ -66,7 +66,7 @@ class FiniteMDP:
         (2, 1, True, 2)
     """
 
-    def __init__(self, P, R, gamma: float, features=None, start=None):
+    def __init__(self, P, R, gamma: float, features=None, start=None) -> None:
         if not isinstance(P, np.ndarray):
             P = np.asarray(P)
         if P.ndim == 3:

@@ -33,7 +33,8 @@ class NonStationary:
     # loop such as NSPI(10**9)'s start, m copies of pi_0, is kept as one segment instead.
     MAX_LISTED = 10**6
 
-    def __init__(self, policies: Sequence[object], loop: bool, parent: NonStationary | None = None):
+    def __init__(self, policies: Sequence[object], loop: bool,
+                 parent: NonStationary | None = None) -> None:
         self._init(tuple((pi, 1) for pi in policies), loop, parent)
 
     def _init(self, segments: tuple, loop: bool, parent) -> None:
@@ -129,7 +130,7 @@ class NonStationary:
             )
         return self.segments[int(np.searchsorted(self._ends, phase, side="right"))][0]
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs, phase: int = 0, rng=None) -> np.ndarray:
         """Actions at ``phase`` (an int, or one phase per observation)."""
         obs = np.asarray(obs)
         if np.ndim(phase) == 0:

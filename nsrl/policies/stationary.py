@@ -19,7 +19,7 @@ class Deterministic:
     memory = 1
     stochastic = False
 
-    def __init__(self, actions):
+    def __init__(self, actions) -> None:
         actions = np.array(actions, dtype=np.int64, copy=True)
         if actions.ndim != 1:
             raise ValueError(f"actions should be a 1-d array (one per state), got {actions.shape}.")
@@ -31,7 +31,7 @@ class Deterministic:
     def __repr__(self) -> str:
         return f"Deterministic(n_states={self.actions.size})"
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs, phase: int = 0, rng=None) -> np.ndarray:
         """Actions for a batch of state indices ``obs``."""
         return self.actions[np.asarray(obs, dtype=np.int64)]
 
@@ -69,14 +69,14 @@ class Stochastic:
 
     stochastic = True
 
-    def __init__(self, table, memory: int = 1):
+    def __init__(self, table, memory: int = 1) -> None:
         table = np.array(table, dtype=np.float64, copy=True)
         if table.ndim != 2 or np.any(table < 0) or not np.allclose(table.sum(axis=1), 1.0):
             raise ValueError("table should be a (n_states, n_actions) array of distributions.")
         table.flags.writeable = False
         self._table, self.memory = table, memory
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs, phase: int = 0, rng=None) -> np.ndarray:
         """Draw one action per observation (state index) from pi[obs, :]."""
         if rng is None:
             raise ValueError("a stochastic policy needs rng=np.random.Generator to act.")
@@ -112,7 +112,7 @@ class Mixture:
 
     stochastic = True
 
-    def __init__(self, components: Sequence[tuple[float, object]]):
+    def __init__(self, components: Sequence[tuple[float, object]]) -> None:
         flat: list[tuple[float, object]] = []
         for w, pi in components:
             if isinstance(pi, Mixture):
@@ -153,7 +153,7 @@ class Mixture:
         """The weights w_i of :attr:`components`."""
         return np.array([w for w, _ in self.components])
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs, phase: int = 0, rng=None) -> np.ndarray:
         """Draw a component per observation, then take that component's action."""
         if rng is None:
             raise ValueError("a Mixture needs rng=np.random.Generator to act.")
@@ -201,7 +201,7 @@ class Constant:
     memory = 1
     stochastic = False
 
-    def __init__(self, action: int = 0):
+    def __init__(self, action: int = 0) -> None:
         if int(action) < 0:
             raise ValueError(f"action should be a non-negative index, got {action}.")
         self.action = int(action)
@@ -209,7 +209,7 @@ class Constant:
     def __repr__(self) -> str:
         return f"Constant({self.action})"
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs, phase: int = 0, rng=None) -> np.ndarray:
         """``action`` for every observation of the batch."""
         return np.full(len(obs), self.action, dtype=np.int64)
 

@@ -185,7 +185,7 @@ class SB3Policy:
         seed: seed of the Generator that stochastic policies draw from.
     """
 
-    def __init__(self, policy, mdp=None, observation: str = "index", seed=None):
+    def __init__(self, policy, mdp=None, observation: str = "index", seed=None) -> None:
         if not hasattr(policy, "act"):
             raise TypeError(f"expected an nsrl policy with act(), got {type(policy).__name__}.")
         if observation not in OBSERVATIONS + ("raw",):
@@ -213,7 +213,7 @@ class SB3Policy:
         d2 = ((obs[:, None, :] - self._table[None, :, :]) ** 2).sum(axis=-1)
         return np.argmin(d2, axis=1)
 
-    def predict(self, observation, state=None, episode_start=None, deterministic=False):
+    def predict(self, observation, state=None, episode_start=None, deterministic: bool = False):
         """Actions for a batch of observations, and the next phases as the recurrent state.
 
         Args:

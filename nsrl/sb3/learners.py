@@ -70,7 +70,7 @@ def checkpoints(budget: int, n: int = 12, first: int = 1000) -> np.ndarray:
 class _Snapshots(BaseCallback):
     """Tabulate the policy each time the transition count passes a checkpoint."""
 
-    def __init__(self, mdp, marks, observation):
+    def __init__(self, mdp, marks, observation) -> None:
         super().__init__()
         self.mdp, self.marks, self.observation = mdp, list(marks), observation
         self.taken: list[tuple[int, object]] = []
@@ -92,7 +92,7 @@ def make_model(config: SB3Config, env, gamma: float, seed: int):
 
 
 def learn(algo: str | SB3Config, mdp, budget: int, seed: int, *, env=None,
-          observation: str = "index", max_episode_steps: int | None = 1000, n_checkpoints=12):
+          observation: str = "index", max_episode_steps: int | None = 1000, n_checkpoints: int = 12):
     """Train an SB3 agent for ``budget`` transitions and return its tabulated checkpoints.
 
     Args:

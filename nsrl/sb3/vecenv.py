@@ -51,7 +51,7 @@ class SB3VecEnv(VecEnv):
 
     def __init__(self, mdp, num_envs: int, observation: str = "index",
                  max_episode_steps: int | None = None, geometric: bool = False, seed=None,
-                 backend: str | None = None):
+                 backend: str | None = None) -> None:
         self.mdp = check_mdp(mdp)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
                 or num_envs < 1:

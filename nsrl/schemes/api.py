@@ -62,7 +62,7 @@ class APIAlpha(API):
     params = {"alpha": ALPHA}
     fold, step_rule = "mix", "fixed"
 
-    def __init__(self, alpha: float = 0.1):
+    def __init__(self, alpha: float = 0.1) -> None:
         set_params(self, alpha=alpha)
         self.name = f"API({self.alpha:g})"
 

@@ -65,7 +65,7 @@ class CPI:
     fold, step_rule, line_search = "mix", "kakade", None
 
     def __init__(self, epsilon: float | None = None, r_max: float | None = None,
-                 advantage: str = "operator"):
+                 advantage: str = "operator") -> None:
         set_params(self, epsilon=epsilon, r_max=r_max, advantage=advantage)
 
     def start(self, pi0) -> None:
@@ -150,7 +150,7 @@ class CPIPlus(CPI):
     params = _CPI_PARAMS | {"line_search": param(str, "best", choices=rules.LINE_SEARCH_RULES)}
 
     def __init__(self, epsilon: float | None = None, r_max: float | None = None,
-                 advantage: str = "operator", line_search: str = "best"):
+                 advantage: str = "operator", line_search: str = "best") -> None:
         set_params(self, epsilon=epsilon, r_max=r_max, advantage=advantage,
                    line_search=line_search)
 
@@ -162,6 +162,6 @@ class CPIAlpha(CPI):
     step_rule = "fixed"
     advantage = "operator"  # not read: the step is fixed
 
-    def __init__(self, alpha: float = 0.1):
+    def __init__(self, alpha: float = 0.1) -> None:
         set_params(self, alpha=alpha)
         self.name = f"CPI({self.alpha:g})"

@@ -28,7 +28,7 @@ class NSPI:
     params = {"m": param(int, 5, ge=1, le=2**31 - 1)}  # memory is stored as an int32
     fold, step_rule = "window", "full"  # what the engines read (nsrl.schemes.rules)
 
-    def __init__(self, m: int = 5):
+    def __init__(self, m: int = 5) -> None:
         set_params(self, m=m)
         self.name = f"NSPI({self.m})"
 

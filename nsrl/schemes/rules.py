@@ -79,7 +79,7 @@ def start_memory(scheme) -> int:
     return {"window": getattr(scheme, "m", 1), "prepend": 0}.get(scheme.fold, 1)
 
 
-def memory_after(scheme, memory, alpha=1.0):
+def memory_after(scheme, memory, alpha: float = 1.0):
     """Policies stored after ``scheme`` folds one new deterministic policy in with ``alpha``.
 
     ``memory`` and ``alpha`` are scalars or one entry per run.

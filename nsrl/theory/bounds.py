@@ -100,7 +100,7 @@ def _geometric(conc: Concentrability, K: int, which: str) -> np.ndarray:
     return np.where(np.isinf(values), np.inf, conc.gamma**i * np.where(np.isinf(values), 0, values))
 
 
-def _nspi(conc, eps, m, d0, with_pi_star=True) -> dict[str, np.ndarray]:
+def _nspi(conc, eps, m, d0, with_pi_star: bool = True) -> dict[str, np.ndarray]:
     g, K = conc.gamma, eps.size
     start = g ** np.arange(1, K + 1) * d0
     h = _h(conc, K + m, m)
@@ -245,7 +245,7 @@ def kakade_langford_bound(mdp, policy, conc: Concentrability, nu=None) -> float:
     return float(_times(conc.C_pi_star / (1 - mdp.gamma) ** 2, np.array(d @ advantage)))
 
 
-def run_bounds(scheme, history, mdp, *, mu=None, conc=None, pi0=None, tol=1e-4) -> dict:
+def run_bounds(scheme, history, mdp, *, mu=None, conc=None, pi0=None, tol: float = 1e-4) -> dict:
     """Evaluate every Table 1 bound of ``scheme`` on a run recorded with ``measure_errors``.
 
     Args:

@@ -58,7 +58,7 @@ class Plan:
     with ``terminal=True`` (state rewards) a last step with action 0 collects r(s_end).
     """
 
-    def __init__(self, policy, terminal: bool):
+    def __init__(self, policy, terminal: bool) -> None:
         if isinstance(policy, NonStationary):
             self.policies, self.loop = list(policy.policies), policy.loop
             if not self.loop and terminal:

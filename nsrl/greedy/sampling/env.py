@@ -38,7 +38,7 @@ class EnvSampler:
     so give the env a ``max_episode_steps`` above the horizon.
     """
 
-    def __init__(self, env, gamma: float, state_reward: bool = False):
+    def __init__(self, env, gamma: float, state_reward: bool = False) -> None:
         self.env, self.gamma, self.state_reward = env, float(gamma), bool(state_reward)
         self.n_actions = int(env.action_space.n)
         self.mdp = getattr(env.unwrapped, "mdp", None)

@@ -33,7 +33,7 @@ from nsrl.model.kernels import start_states
 class ModelSampler:
     """Fast path: batched draws from ``env.sample`` on the env's finite model ``env.mdp``."""
 
-    def __init__(self, env):
+    def __init__(self, env) -> None:
         self.env, self.mdp = env, env.mdp
         self.gamma, self.n_actions = self.mdp.gamma, self.mdp.n_actions
         self.state_reward = self.mdp.state_reward

@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - numba is installed in every supported 
 
 
 def _run_numpy(nxt, cdf, R, act, pcdf, stoch, loop, offset, s0, a0, group, start, lengths,
-               U, W, gamma, discounted, out_ret, out_state, out_steps, path, path_start):
+               U, W, gamma, discounted, out_ret, out_state, out_steps, path, path_start) -> None:
     n_phase = act.shape[0]
     order = np.argsort(-lengths, kind="stable")  # the running rollouts are always a prefix
     neg = -lengths[order]
@@ -70,7 +70,7 @@ if numba is not None:
     @numba.njit(cache=True, nogil=True)
     def _run_numba(nxt, cdf, R, act, pcdf, stoch, loop, offset, s0, a0, group, start,
                    lengths, U, W, gamma, discounted, out_ret, out_state, out_steps, path,
-                   path_start):  # pragma: no cover - compiled
+                   path_start) -> None:  # pragma: no cover - compiled
         # Rollouts advance C at a time, time step by time step: their C dependency chains
         # (state -> action -> successor) interleave (faster than one by one:
         # docs/benchmarks.md).

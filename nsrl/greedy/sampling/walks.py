@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - numba is installed in every supported 
 
 
 def _walk_numpy(nxt, cdf, R, start_cdf, last, act, pcdf, stoch, explore, gamma, s0, U, out_s,
-                out_a, out_r, out_next):
+                out_a, out_r, out_next) -> None:
     n, walkers = U.shape[1], s0.shape[0]
     n_actions, width = cdf.shape[1], cdf.shape[2]
     s = s0.copy()
@@ -55,7 +55,7 @@ if numba is not None:
 
     @numba.njit(cache=True, nogil=True)
     def _walk_numba(nxt, cdf, R, start_cdf, last, act, pcdf, stoch, explore, gamma, s0, U,
-                    out_s, out_a, out_r, out_next):  # pragma: no cover - compiled
+                    out_s, out_a, out_r, out_next) -> None:  # pragma: no cover - compiled
         n, walkers = U.shape[1], s0.shape[0]
         n_actions, width = cdf.shape[1], cdf.shape[2]
         s = s0.copy()
