@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 
-def check_distribution(name: str, x, n_states: int) -> np.ndarray:
+def check_distribution(name: str, x: npt.ArrayLike, n_states: int) -> np.ndarray:
     """Return ``x`` as a probability vector over ``n_states`` states, or raise ValueError."""
     d = np.asarray(x, dtype=np.float64)
     if d.shape != (n_states,):

@@ -7,11 +7,12 @@ models small enough to hold it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
 
 from nsrl.model import files, transitions
 from nsrl.model.checks import check_distribution
@@ -21,7 +22,7 @@ from nsrl.model.toytext import toy_text_arrays
 __all__ = ["FiniteMDP", "check_distribution"]
 
 
-def _as_float_array(name: str, x, ndim: int) -> np.ndarray:
+def _as_float_array(name: str, x: npt.ArrayLike, ndim: int) -> np.ndarray:
     arr = np.array(x, dtype=np.float64, copy=True)
     if arr.ndim != ndim:
         raise ValueError(
@@ -66,7 +67,9 @@ class FiniteMDP:
         (2, 1, True, 2)
     """
 
-    def __init__(self, P, R, gamma: float, features=None, start=None) -> None:
+    def __init__(self, P: npt.ArrayLike, R: npt.ArrayLike, gamma: float,
+                 features: npt.ArrayLike | None = None,
+                 start: npt.ArrayLike | None = None) -> None:
         if not isinstance(P, np.ndarray):
             P = np.asarray(P)
         if P.ndim == 3:
@@ -95,8 +98,9 @@ class FiniteMDP:
         self.__dict__["P"] = P  # the given dense array is the cached dense view
 
     @classmethod
-    def from_successors(cls, next_states, probs, R, gamma: float, features=None,
-                        start=None) -> FiniteMDP:
+    def from_successors(cls, next_states: npt.ArrayLike, probs: npt.ArrayLike,
+                        R: npt.ArrayLike, gamma: float, features: npt.ArrayLike | None = None,
+                        start: npt.ArrayLike | None = None) -> FiniteMDP:
         """Build a model from successor lists, in O(S A b) memory.
 
         Args:
@@ -124,7 +128,9 @@ class FiniteMDP:
         return self
 
     @classmethod
-    def from_sparse(cls, P, R, gamma: float, features=None, start=None) -> FiniteMDP:
+    def from_sparse(cls, P: object, R: npt.ArrayLike, gamma: float,
+                    features: npt.ArrayLike | None = None,
+                    start: npt.ArrayLike | None = None) -> FiniteMDP:
         """Build a model from a scipy.sparse P, in O(nnz) memory.
 
         Args:
@@ -146,7 +152,8 @@ class FiniteMDP:
         self._setup(*transitions.from_csr(csr, n_states, n_actions), R, gamma, features, start)
         return self
 
-    def _setup(self, nxt, probs, R, gamma, features, start,
+    def _setup(self, nxt: np.ndarray, probs: np.ndarray, R: npt.ArrayLike, gamma: float,
+               features: npt.ArrayLike | None, start: npt.ArrayLike | None,
                feature_draw: files.FeatureDraw | None = None) -> None:
         n_states, n_actions, _ = nxt.shape
         R = np.asarray(R, dtype=np.float64)
@@ -223,7 +230,7 @@ class FiniteMDP:
         return P
 
     @cached_property
-    def P_csr(self):  # noqa: N802 - the paper's name
+    def P_csr(self) -> sp.csr_matrix:  # noqa: N802 - the paper's name
         """P as a scipy.sparse CSR matrix of shape (n_states n_actions, n_states).
 
         Row ``s * n_actions + a`` is the distribution of the next state after (s, a).
@@ -272,7 +279,8 @@ class FiniteMDP:
         return files.load_mdp(cls, path)
 
     @classmethod
-    def from_gymnasium(cls, env, gamma: float = 0.99, start=None) -> FiniteMDP:
+    def from_gymnasium(cls, env: object, gamma: float = 0.99,
+                       start: npt.ArrayLike | None = None) -> FiniteMDP:
         """Read a Gymnasium toy_text model (FrozenLake, Taxi, CliffWalking): nsrl.model.toytext.
 
         Terminal states become absorbing with zero reward; the start distribution is the
@@ -282,14 +290,15 @@ class FiniteMDP:
         return cls(P, R, gamma, start=start)
 
     @classmethod
-    def _from_parts(cls, nxt, probs, R, gamma, features=None, start=None,
-                    feature_draw: Callable | None = None) -> FiniteMDP:
+    def _from_parts(cls, nxt: np.ndarray, probs: np.ndarray, R: npt.ArrayLike, gamma: float,
+                    features: npt.ArrayLike | None = None, start: npt.ArrayLike | None = None,
+                    feature_draw: files.FeatureDraw | None = None) -> FiniteMDP:
         """Trusted constructor for canonical successor lists made inside nsrl.model."""
         self = cls.__new__(cls)
         self._setup(nxt, probs, R, gamma, features, start, feature_draw)
         return self
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, FiniteMDP):
             return NotImplemented
         if (self.n_states, self.n_actions, self.gamma, self.n_features) != (

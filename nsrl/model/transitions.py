@@ -16,6 +16,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 ROW_TOL = 1e-8  # |sum_s' P[s, a, s'] - 1| allowed per row
@@ -25,7 +26,8 @@ def _first_bad(mask: np.ndarray) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argwhere(mask)[0])
 
 
-def check_successors(next_states, probs, n_states: int | None = None):
+def check_successors(next_states: npt.ArrayLike, probs: npt.ArrayLike,
+                     n_states: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Validate successor lists and return them as (int64, float64) arrays of one shape.
 
     Args:
@@ -98,7 +100,7 @@ def canonical(nxt: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return from_csr(csr, n_states, n_actions)
 
 
-def from_csr(csr, n_states: int, n_actions: int) -> tuple[np.ndarray, np.ndarray]:
+def from_csr(csr: sp.csr_matrix, n_states: int, n_actions: int) -> tuple[np.ndarray, np.ndarray]:
     """Successor lists in canonical form from a (n_states n_actions, n_states) sparse matrix."""
     csr = sp.csr_matrix(csr, dtype=np.float64, copy=True)
     csr.sum_duplicates()
@@ -124,7 +126,7 @@ def dense_to_successors(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(probs > 0, order, 0).astype(np.int64), probs
 
 
-def sparse_to_csr(P, n_states: int | None = None) -> tuple[sp.csr_matrix, int, int]:
+def sparse_to_csr(P: object, n_states: int | None = None) -> tuple[sp.csr_matrix, int, int]:
     """A user's sparse transition model as one CSR matrix of shape (S A, S).
 
     Accepts a scipy.sparse matrix or array of shape (S A, S) (row ``s * n_actions + a``), or
@@ -132,11 +134,13 @@ def sparse_to_csr(P, n_states: int | None = None) -> tuple[sp.csr_matrix, int, i
     sparse). Returns ``(csr, n_states, n_actions)``.
     """
     if sp.issparse(P):
-        rows, cols = P.shape
+        # scipy-stubs: issparse narrows to SparseABC, which declares none of a matrix's API
+        csr = sp.csr_matrix(P, dtype=np.float64)  # type: ignore[call-overload]
+        rows, cols = csr.shape
         if cols == 0 or rows % cols:
             raise ValueError(f"a sparse P should have shape (n_states * n_actions, n_states), "
-                             f"row s * n_actions + a; got {P.shape}.")
-        return sp.csr_matrix(P, dtype=np.float64), cols, rows // cols
+                             f"row s * n_actions + a; got {csr.shape}.")
+        return csr, cols, rows // cols
     if isinstance(P, (list, tuple)) and P:
         mats = [sp.csr_matrix(m, dtype=np.float64) for m in P]
         n = mats[0].shape[0]
@@ -189,11 +193,12 @@ def to_dense(nxt: np.ndarray, probs: np.ndarray) -> np.ndarray:
     return P
 
 
-def check_int(name: str, value, low: int, high: int | None = None) -> int:
+def check_int(name: str, value: object, low: int, high: int | None = None) -> int:
     """``value`` as an int in [low, high], or TypeError / ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} should be an int, got {value!r}.")
+    value = int(value)
     if value < low or (high is not None and value > high):
         bound = f">= {low}" if high is None else f"in [{low}, {high}]"
         raise ValueError(f"{name} should be {bound}, got {value}.")
-    return int(value)
+    return value
