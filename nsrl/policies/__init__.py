@@ -20,6 +20,7 @@ from nsrl.policies.stationary import (
     Constant,
     Deterministic,
     Mixture,
+    Policy,
     Stochastic,
     action_table,
     constant,
@@ -27,5 +28,5 @@ from nsrl.policies.stationary import (
     stationary_table,
 )
 
-__all__ = ["Constant", "Deterministic", "Mixture", "NonStationary", "Stochastic", "action_table",
-           "constant", "one_hot", "stationary_table"]
+__all__ = ["Constant", "Deterministic", "Mixture", "NonStationary", "Policy", "Stochastic",
+           "action_table", "constant", "one_hot", "stationary_table"]
