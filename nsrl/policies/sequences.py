@@ -155,3 +155,6 @@ class NonStationary:
         if not self.segments:
             return np.zeros((0, mdp.n_states, mdp.n_actions))
         return np.stack([stationary_table(pi, mdp) for pi in self.policies])
+
+
+AnyPolicy = Policy | NonStationary  # what the exact backend evaluates
