@@ -23,7 +23,7 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name in _WHERE:
         return getattr(import_module(_WHERE[name]), name)
     raise AttributeError(f"module 'nsrl.envs' has no attribute {name!r}")
