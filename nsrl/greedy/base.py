@@ -15,7 +15,7 @@ environment (reset distribution; geometric stopping for d_{pi,nu}).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,9 @@ class Occupancy:
 
 
 Rho = Nu | Occupancy | np.ndarray  # a greedy step's distribution rho
+
+# A scikit-learn estimator or transformer: scikit-learn ships no annotations.
+Estimator: TypeAlias = Any
 
 
 @dataclass
