@@ -21,6 +21,8 @@ Importing nsrl registers the Gymnasium ids (``gym.make("Garnet-v0")``). The samp
 operators (scikit-learn) and the SB3 bridge (torch) load on first use.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from nsrl.engine import OperatorSpec, run
 from nsrl.exact import evaluate, greedy_actions, loss, occupancy, optimal_value, q_values
 from nsrl.greedy import ExactGreedy, Greedy, GreedyOperator, Nu, Occupancy, ProjectedGreedy
@@ -51,6 +53,10 @@ __version__ = "0.1.0"
 
 # Loaded on first use: `import nsrl` imports neither the scikit-learn estimators behind the
 # sample-based operators nor torch (Stable-Baselines3).
+if TYPE_CHECKING:  # the lazy names, for type checkers
+    from nsrl.greedy import LSTDQ, RolloutCSC, RolloutRegression
+    from nsrl.sb3 import SB3Policy, SB3VecEnv, from_sb3, to_sb3
+
 _LAZY = {"RolloutCSC": "nsrl.greedy", "RolloutRegression": "nsrl.greedy", "LSTDQ": "nsrl.greedy",
          "from_sb3": "nsrl.sb3", "to_sb3": "nsrl.sb3", "SB3Policy": "nsrl.sb3",
          "SB3VecEnv": "nsrl.sb3"}
@@ -112,7 +118,7 @@ from nsrl.envs.registration import register as _register_envs  # noqa: E402
 _register_envs()
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
@@ -120,5 +126,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'nsrl' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))

@@ -109,8 +109,8 @@ class Scheme(Protocol):
         """One iteration."""
 
     @property
-    def output(self) -> AnyPolicy:
-        """The policy the scheme outputs after its iterations so far."""
+    def output(self) -> AnyPolicy | None:
+        """The policy the scheme outputs after its iterations so far (None before any)."""
 
 
 def greedy_error(mdp: FiniteMDP, step: Step) -> float:
@@ -200,6 +200,7 @@ def reference_run(
         if counted is not None:
             total = getattr(operator, "samples_used", counted) - counted
         out = scheme.output
+        assert out is not None  # a scheme has an output once it has stepped
         hist.samples[k], hist.memory[k], hist.steps[k] = total, out.memory, step.alpha
         if mdp is not None:
             hist.losses[k] = backend(mdp).loss(out, mu)
