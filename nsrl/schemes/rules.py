@@ -22,7 +22,7 @@ in how they compute values, never in what they decide with them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -88,6 +88,13 @@ def start_memory(scheme: AnyScheme) -> int:
     return {"window": getattr(scheme, "m", 1), "prepend": 0}.get(scheme.fold, 1)
 
 
+@overload
+def memory_after(scheme: AnyScheme, memory: int, alpha: float = 1.0) -> int: ...
+@overload
+def memory_after(scheme: AnyScheme, memory: np.ndarray,
+                 alpha: float | np.ndarray = 1.0) -> np.ndarray: ...
+@overload
+def memory_after(scheme: AnyScheme, memory: int, alpha: np.ndarray) -> np.ndarray: ...
 def memory_after(scheme: AnyScheme, memory: npt.ArrayLike,
                  alpha: float | np.ndarray = 1.0) -> int | np.ndarray:
     """Policies stored after ``scheme`` folds one new deterministic policy in with ``alpha``.
@@ -125,7 +132,7 @@ def read_advantage(scheme: AnyScheme, estimate: float | np.ndarray,
     return exact() if scheme.advantage == "exact" else estimate
 
 
-def step_size(scheme: AnyScheme, advantage: Callable[[], float | np.ndarray],
+def step_size(scheme: AnyScheme, advantage: Callable[[], float | np.ndarray] | None,
               gamma: float | None, r_max_model: float | None) -> float | np.ndarray:
     """The step of ``scheme`` before any line search; 0 where its stopping test fires.
 
@@ -137,6 +144,8 @@ def step_size(scheme: AnyScheme, advantage: Callable[[], float | np.ndarray],
         if gamma is None:
             raise ValueError("CPI's step needs gamma: the operator should expose .mdp or .gamma.")
         r_max, epsilon = cpi_constants(r_max_model, scheme.r_max, scheme.epsilon)
+        if advantage is None:
+            raise ValueError("CPI's step reads the advantage: pass advantage=.")
         return cpi_step(advantage(), gamma, r_max, epsilon)
     return scheme.alpha if scheme.step_rule == "fixed" else 1.0
 
