@@ -36,9 +36,10 @@ def side(n_states: int) -> int:
 
 def check_instances(domain: str, n_actions: tuple, branching: tuple) -> None:
     """Refuse an instance grid that is not the structured family's own (n_A, b)."""
-    if DOMAINS[domain] is None:
+    family = DOMAINS[domain]
+    if family is None:
         return
-    a, b = DOMAINS[domain]
+    a, b = family
     if tuple(n_actions) != (a,) or tuple(branching) != (b,):
         raise ValueError(f"sweep field 'domain': {domain} models have n_actions = {a} and "
                          f"branching = {b}; set n_actions = [{a}] and branching = [{b}] (the "

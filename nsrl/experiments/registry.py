@@ -216,6 +216,8 @@ def write_analysis(out, experiment: Experiment) -> list[Path]:
     from nsrl.experiments.locking import locked
     from nsrl.experiments.safe_io import staging
 
+    if experiment.analysis is None:  # nothing to write
+        return []
     inputs = tuple(experiment.variants) or REPORT_INPUTS
     with locked(out, "nsrl plot:"), staging(out, inputs) as stage:
         written = experiment.analysis(stage, experiment)

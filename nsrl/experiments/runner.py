@@ -37,11 +37,11 @@ from nsrl.schemes.registry import added_entries
 BACKENDS = ("loky", "dask", "sequential")
 
 
-def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, float]:
+def compute_shard(spec: dict, shard: Shard, added=()) -> tuple[Shard, dict, float]:
     """Every scheme and run of ``sweep`` on ``shard``'s MDP, as tidy columns.
 
     Args:
-        sweep: ``Sweep.to_dict()`` (a plain dict travels to any worker).
+        spec: ``Sweep.to_dict()`` (a plain dict travels to any worker).
         shard: which instance and MDP.
         added: scheme registrations the worker needs beyond the built-in ones
             (``nsrl.schemes.registry.added_entries``; a fresh worker process has only those).
@@ -54,7 +54,7 @@ def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, flo
     cpu = time.process_time()
     for entry in added:
         register_scheme(entry.base, entry.cls, entry.argument, entry.example)
-    sweep = Sweep.from_dict(sweep)
+    sweep = Sweep.from_dict(spec)
     mdp = build_mdp(sweep, shard)
     K, R = sweep.n_iterations, sweep.n_runs
     parts = []

@@ -118,7 +118,7 @@ def add_reading(folder, name: str, results) -> list[Path]:
 
 def cpu_seconds(folder) -> tuple[int, float]:
     """(shards, worker CPU seconds) recorded in ``folder/sessions.jsonl``, each shard once."""
-    seen = {}
+    seen: dict[str, float] = {}
     path = Path(folder) / "sessions.jsonl"
     for line in path.read_text().splitlines() if path.exists() else []:
         try:
@@ -203,7 +203,8 @@ def row(name: str, pm: pd.DataFrame, reference: pd.DataFrame) -> dict:
     out["E[Std] (mean over schemes)"] = float(f.std.mean().mean())
     for k in KEEP["CPI+"]:
         if f.stopped is not None and ("CPI+", k) in f.stopped.index:
-            out[f"CPI+ stopped k={k}"] = float(f.stopped.loc[("CPI+", k), "stopped"])
+            # pandas-stubs types a cell as any scalar pandas holds (dates too)
+            out[f"CPI+ stopped k={k}"] = float(f.stopped.loc[("CPI+", k), "stopped"])  # type: ignore[arg-type]
     return out
 
 
@@ -297,7 +298,7 @@ def search_tables(found: pd.DataFrame, name: str) -> dict[str, str]:
     setting = ["feature_law", "constant_feature", "noise_model"]
     paper = found[found["noise"] == 0.1]
     grid = paper.pivot(index=setting, columns="feature_fraction", values="cell")
-    grid = grid.reindex(paper[setting].drop_duplicates().itertuples(index=False, name=None))
+    grid = grid.reindex(list(paper[setting].drop_duplicates().itertuples(index=False, name=None)))
     grid.columns = [f"{f:.2g}" for f in grid.columns]
     grid.index = [" ".join(i) for i in grid.index]
     out = {name: markdown(grid.rename_axis("setting; then p / n_S:"))}
