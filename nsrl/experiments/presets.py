@@ -26,7 +26,7 @@ import numpy as np
 
 from nsrl.engine import ENGINE_NAMES
 from nsrl.experiments.accuracy import GAMMA_MAX
-from nsrl.experiments.domains import DOMAINS, FEATURE_MAPS, check_instances
+from nsrl.experiments.domains import FEATURE_MAPS, check_instances, domain_names, domain_options
 from nsrl.greedy.model_based import ProjectedGreedy
 from nsrl.greedy.registry import FEATURES, operator_entry, operator_names, takers
 from nsrl.params import conform_fields, spec
@@ -109,14 +109,16 @@ class Sweep:
     # from samples of the Garnet's native vector env (its batched generative model), with
     # ``samples_per_pair`` x n_S x n_A transitions per greedy call and estimators on Phi or
     # one-hot features.
-    operator: str = spec("projected", choices=operator_names())
+    operator: str = spec("projected", choices=operator_names)  # read live: plugins too
     representation: str = spec("phi", choices=FEATURES.rule.choices)
     samples_per_pair: int = spec(10, ge=1)
     # The domain (nsrl.experiments.domains): Garnets, or a structured family (grid worlds, the
     # discretised mountain car) whose Phi is ``feature_map`` of the states' coordinates, with
     # n_features features; ``samples_per_call`` fixes the budget per greedy call (default:
     # samples_per_pair x n_S x n_A); ``engine`` is nsrl.run's.
-    domain: str = spec("garnet", choices=tuple(DOMAINS))
+    domain: str = spec("garnet", choices=domain_names)  # read live: plugins too
+    # The domain's own options (its registered declarations check them), e.g. {slip = 0.2}.
+    domain_options: dict = dataclasses.field(default_factory=dict, hash=False)
     feature_map: str = spec("rbf", choices=FEATURE_MAPS)
     samples_per_call: int | None = spec(None, ge=1)
     engine: str = spec("auto", choices=ENGINE_NAMES)
@@ -124,6 +126,7 @@ class Sweep:
     def __post_init__(self):
         conform_fields(self, "sweep field")
         check_instances(self.domain, self.n_actions, self.branching)
+        domain_options(self)  # unknown or bad options of the domain refused here
         for s, b in ((s, b) for s in self.n_states for b in self.branching):
             if not 1 <= b <= s:
                 raise ValueError(f"sweep field 'branching': {b} should be in [1, n_states={s}].")
@@ -298,8 +301,10 @@ class Sweep:
 # Fields added after the first results were published, with the default that reproduces them.
 _LATER_FIELDS = ("constant_feature", "feature_law", "feature_fraction", "line_search_scores",
                  "cpi_advantage", "cpi_epsilon", "line_search", "operator", "representation",
-                 "samples_per_pair", "domain", "feature_map", "samples_per_call", "engine")
-_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
+                 "samples_per_pair", "domain", "feature_map", "samples_per_call", "engine",
+                 "domain_options")
+_DEFAULTS = {f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING
+             else f.default for f in dataclasses.fields(Sweep)}
 
 
 def _instance(shard: Shard) -> tuple[int, int, int]:

@@ -233,7 +233,7 @@ class LSTDCritic:
         return v[np.asarray(states, dtype=np.int64)]
 
 
-_DENSE_CRITIC_MAX = 2000  # dense solve up to here (earlier numbers kept); sparse LU above
+_DENSE_CRITIC_MAX = 2000  # dense solve up to here, sparse LU above
 
 
 def _empirical_value(keys: np.ndarray, counts: np.ndarray, w_sa: np.ndarray, n: np.ndarray,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, md_table, read_text, search, section_table
+from study.numbers.registry import block
+from study.numbers.sources import listing, md_table, read_text, search, section_table
 
 SUMMARY = "docs/paper/summary.md"
 MANIFEST = "docs/paper/manifest.json"
@@ -176,7 +176,7 @@ def verdicts(root: Path, compact: bool) -> str:
                     + (f"; {listing(failed)} do not." if failed else "."))
         return ("Verdicts of the observation checks on this run (`summary.md`):\n\n"
                 + md_table(list(table.columns), table.values.tolist()))
-    from nsrl.docs.sensitivity import default_verdicts
+    from study.numbers.sensitivity import default_verdicts
     return ("The committed summary predates the observation checks (a new run of the preset, "
             "or `nsrl plot` on its folder, adds them). Their verdicts under the same reading on "
             "5 MDPs x 4 runs per instance (the `sensitivity` study's `default` variant): "
@@ -200,7 +200,7 @@ def _readme_ranking(root: Path) -> str:
 
 @block("paper-reference", sources=["benchmarks/results/reference_policies_sampled.txt"])
 def _reference(root: Path) -> str:
-    from nsrl.docs.sampled import reference
+    from study.numbers.sampled import reference
     pi0, uniform = reference(root)
     return f"{pi0:.2f} for pi_0 and {uniform:.2f} for the uniform random policy"
 

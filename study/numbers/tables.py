@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import read_text
+from study.numbers.registry import block
+from study.numbers.sources import read_text
 
 R = "benchmarks/results/"
 VERBATIM = [

@@ -1,10 +1,10 @@
 """Values of docs/scale.md (and the README's 10^6 figures) read from the bench_scale outputs.
 
 Sources (benchmarks/results/): bench_scale_idle_wall.txt (the headline run on the idle
-machine), bench_scale_cpu.txt and bench_scale_loaded_wall.txt (earlier runs under load),
+machine), bench_scale_cpu.txt and bench_scale_loaded_wall.txt (other runs under load),
 bench_scale_session_runs.txt (the solver choice, the 10^5 sweep, the vector env's runs, the
-mdptoolbox comparison), bench_exact_issue20_*.txt and bench_sweep_issue20_*.txt (below 3 000
-states, before and after issue 20). The tables themselves are blocks of nsrl.docs.benchmarks.
+mdptoolbox comparison), and the runs before and after the exact backend's change below 3 000
+states that runs.toml names. The tables themselves are blocks of study.numbers.benchmarks.
 """
 
 from __future__ import annotations
@@ -12,16 +12,21 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nsrl.docs.benchmarks import SCALE_IDLE, SCALE_LOADED, SCALE_TASKS, exact_run, scale_rows
-from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, read_text, search
+from study.numbers.benchmarks import (
+    EXACT,
+    SCALE_IDLE,
+    SCALE_LOADED,
+    SCALE_TASKS,
+    exact_run,
+    scale_rows,
+)
+from study.numbers.registry import block
+from study.numbers.sources import RUNS, listing, read_text, repo_runs, runs, search
 
 R = "benchmarks/results/"
 SESSION = R + "bench_scale_session_runs.txt"
 LOADED_WALL = R + "bench_scale_loaded_wall.txt"
-EXACT = [f"bench_exact_issue20_{w}_{i}.txt" for w in ("base", "new") for i in (1, 2)]
-SWEEP_MID = {"after": "bench_sweep_issue20_new.txt",
-             "before": "bench_sweep_issue20_base_f8eb4df.txt"}
+SWEEP_MID = [repo_runs()["exact-change"][f"sweep-{w}"] for w in ("after", "before")]
 SOLVES = ("eval", "vstar", "loss", "api10")  # the tasks bound by the solves
 
 
@@ -163,37 +168,40 @@ def _products(root: Path) -> str:
     return str(2 * int(search(root, SESSION, SOLVER_VALUES["bicgstab-iterations.b2"][0])[1]))
 
 
-@block("scale-exact-eval", sources=[R + n for n in EXACT])
+@block("scale-exact-eval", sources=[RUNS, *(R + n for n in EXACT)])
 def _exact_eval(root: Path) -> str:
-    runs = [exact_run(root, n)["evaluation"] for n in EXACT]
-    return f"{runs[2]} and {runs[3]} against {runs[0]} and {runs[1]}"
+    change = runs(root)["exact-change"]
+    found = [exact_run(root, n)["evaluation"] for n in (*change["before"], *change["after"])]
+    return f"{found[2]} and {found[3]} against {found[0]} and {found[1]}"
 
 
-@block("scale-exact-schemes", sources=[R + n for n in EXACT])
+@block("scale-exact-schemes", sources=[RUNS, *(R + n for n in EXACT)])
 def _exact_schemes(root: Path) -> str:
     """Each scheme's iteration, mean of the two runs after against the two before."""
-    runs = [exact_run(root, n) for n in EXACT]
+    change = runs(root)["exact-change"]
+    found = [exact_run(root, n) for n in (*change["before"], *change["after"])]
 
     def ms(run: dict[str, str], scheme: str) -> float:
         return float(run[scheme].split()[0])
 
     parts, slower = [], []
-    for scheme in [k for k in runs[0] if k != "evaluation"]:
-        before = (ms(runs[0], scheme) + ms(runs[1], scheme)) / 2
-        after = (ms(runs[2], scheme) + ms(runs[3], scheme)) / 2
+    for scheme in [k for k in found[0] if k != "evaluation"]:
+        before = (ms(found[0], scheme) + ms(found[1], scheme)) / 2
+        after = (ms(found[2], scheme) + ms(found[3], scheme)) / 2
         parts.append(f"{scheme.upper()} {after:.2f} vs {before:.2f} ms")
         if after > before:
             slower.append(f"{scheme.upper()} (whose two runs before were "
-                          f"{ms(runs[0], scheme):.2f} and {ms(runs[1], scheme):.2f} ms)")
+                          f"{ms(found[0], scheme):.2f} and {ms(found[1], scheme):.2f} ms)")
     verdict = (f"faster after for every scheme but {listing(slower)}" if slower
                else "faster after for every scheme")
     return f"{verdict}: {', '.join(parts)}"
 
 
-@block("scale-sweep-mid", sources=[R + n for n in SWEEP_MID.values()])
+@block("scale-sweep-mid", sources=[RUNS, *(R + n for n in SWEEP_MID)])
 def _sweep_mid(root: Path) -> str:
     totals = {}
-    for when, name in SWEEP_MID.items():
+    for when in ("after", "before"):
+        name = runs(root)["exact-change"][f"sweep-{when}"]
         cells = re.findall(r"^\s+\(\d+, \d+, \d+\)(?:\s+[\d.]+){8}\s+([\d.]+)$",
                            read_text(root, R + name), re.MULTILINE)
         if not cells:

@@ -25,10 +25,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import (listing, md_table, memo, num, read_csv, read_text, require,
-                                search)
-from nsrl.docs.tables import table_after
+from study.numbers.registry import block
+from study.numbers.sources import listing, md_table, memo, num, read_csv, read_text, require, search
+from study.numbers.tables import table_after
 
 R = "benchmarks/results/"
 FULL = "docs/bigger/full_run/"
@@ -47,18 +46,22 @@ GAP = FULL + "bigger_gap.csv"
 
 
 def variants() -> list[tuple[str, str]]:
+    """Every (domain, operator) variant of the run."""
     return [(d, o) for d in DOMAINS for o in OPERATORS]
 
 
 def stats_rel(dom: str, op: str) -> str:
+    """The stats file of a variant, relative to the root."""
     return f"{FULL}{dom}-{op}/stats_n_states.csv"
 
 
 def session_rel(dom: str, op: str) -> str:
+    """The session log of a variant, relative to the root."""
     return f"{FULL}{dom}-{op}/sessions.jsonl"
 
 
 def shard_rel(dom: str, op: str, n: int, mdp: int = 0) -> str:
+    """The shard of MDP ``mdp`` at ``n`` states of a variant, relative to the root."""
     return f"{FULL}{dom}-{op}/shards/{SHARDS[dom][n][mdp]}.parquet"
 
 
@@ -68,6 +71,7 @@ MDP0 = [shard_rel(d, o, n) for d, o in variants() for n in SIZES]
 
 
 def f2(x: float) -> str:
+    """``x`` with two decimals."""
     return f"{x:.2f}"
 
 
@@ -88,6 +92,7 @@ def table(root: Path, dom: str, n: int) -> pd.DataFrame:
 
 @memo
 def shard(root: Path, dom: str, op: str, n: int, mdp: int = 0) -> pd.DataFrame:
+    """The rows of one shard of a variant."""
     return pd.read_parquet(require(root, shard_rel(dom, op, n, mdp)))
 
 
@@ -100,6 +105,7 @@ def pi0(root: Path, dom: str, n: int) -> float:
 
 
 def sessions(root: Path, dom: str, op: str) -> list[dict]:
+    """The records of a variant's session log."""
     rel = session_rel(dom, op)
     return [json.loads(ln) for ln in read_text(root, rel).splitlines() if ln.strip()]
 
@@ -129,6 +135,7 @@ def starts_and_ends(root: Path) -> tuple[pd.Timestamp, pd.Timestamp]:
 
 
 def variant_walls(root: Path) -> dict[tuple[str, str], float]:
+    """Each variant's wall time, from its session log's end record."""
     out = {}
     for dom, op in variants():
         end = next(e for e in sessions(root, dom, op) if e["event"] == "end")
@@ -187,6 +194,7 @@ SOLVED = -110.0
 
 
 def car_check(root: Path) -> pd.DataFrame:
+    """The rows of the mountain car check: grid, interpolation and returns."""
     rows = re.findall(r"^\s*(\d+)\^2\s+(\d+)\s+(barycentric|nearest)\s+[\d.]+\s+(-?[\d.]+)"
                       r"\s+(-?\d+)\s+(-?\d+)", read_text(root, CHECK), re.MULTILINE)
     if not rows:
@@ -335,6 +343,7 @@ SHARD_RE = (r"^(\w+)-(\w+) n_states=(\d+) mdp=(\d+): ([\d.]+) CPU s \((\d+) s wa
 
 
 def single_shards(root: Path, n: int) -> list[dict]:
+    """The single shards run at ``n`` states, one dict per line of their file."""
     rel = SHARD_FILES[n]
     found = re.findall(SHARD_RE, read_text(root, rel), re.MULTILINE)
     if not found:
@@ -555,6 +564,7 @@ def _case(n: int, dom: str, op: str) -> str:
 
 
 def rank(root: Path, dom: str, op: str, n: int, scheme: str) -> int:
+    """``scheme``'s rank (1 = lowest) among the moving averages of the final losses."""
     s = moving(root, dom, op, n)
     return 1 + int((s < s[scheme] - 5e-3).sum())
 
@@ -688,6 +698,7 @@ def _answer_checks(root: Path) -> str:
 
 
 def gaps(root: Path, dom: str, n: int) -> pd.DataFrame:
+    """The rows of the gap table of a domain at ``n`` states (CPI left out)."""
     g = read_csv(root, GAP)
     g = g[(g["domain"] == dom) & (g["n_states"] == n) & (g["scheme"] != "CPI")]
     if g.empty:

@@ -1,8 +1,9 @@
-"""Values of docs/bounds.md from benchmarks/results/garnet_constants.txt, bounds_measured.txt
-and bench_bounds.txt.
+"""Values of docs/bounds.md from three committed result files.
+
+The files: benchmarks/results/garnet_constants.txt, bounds_measured.txt and bench_bounds.txt.
 
 The table of concentrability constants of Garnet(n_S, 5, b) (mean of seeds 0, 1, 2) is the
-block ``bounds-garnet-constants`` (nsrl.docs.tables); these are the readings of it that the
+block ``bounds-garnet-constants`` (study.numbers.tables); these are the readings of it that the
 page's prose quotes.
 """
 
@@ -13,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, md_table, num, read_text, search
-from nsrl.docs.tables import table_after
+from study.numbers.registry import block
+from study.numbers.sources import listing, md_table, num, read_text, search
+from study.numbers.tables import table_after
 
 CONSTANTS = "benchmarks/results/garnet_constants.txt"
 ALL_POLICY = ["C(1,0)", "C(1,5)", "C(2,1,0)", "C(2,5,0)", "C(2,5,5)"]

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, md_table, memo, num, read_csv, read_text, search
+from study.numbers.registry import block
+from study.numbers.sources import listing, md_table, memo, num, read_csv, read_text, search
 
 R = "benchmarks/results/"
 SB3 = ("ppo", "a2c", "dqn")

@@ -1,4 +1,4 @@
-"""``python -m nsrl.docs [--check] [--root DIR]``: render or check the generated blocks."""
+"""``python -m study.numbers [--check] [--root DIR]``: render or check the generated blocks."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-import nsrl.docs  # noqa: F401  (registers every renderer)
-from nsrl.docs.render import check_pages, render_pages
+import study.numbers  # noqa: F401  (registers every renderer)
+from study.numbers.render import check_pages, render_pages
 
 
 def default_root() -> Path:
@@ -18,7 +18,7 @@ def default_root() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Render every generated block (or, with ``--check``, report the stale ones)."""
-    parser = argparse.ArgumentParser(prog="python -m nsrl.docs", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m study.numbers", description=__doc__)
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 naming every stale or broken block")
     parser.add_argument("--root", type=Path, default=None,
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     if findings:
         what = "stale or broken" if args.check else "broken"
         print(f"{len(findings)} generated block(s) {what}"
-              + ("; run `python -m nsrl.docs` to regenerate" if args.check else ""),
+              + ("; run `python -m study.numbers` to regenerate" if args.check else ""),
               file=sys.stderr)
         return 1
     print("generated blocks: all current" if args.check else "generated blocks: rendered")

@@ -9,17 +9,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import md_table, num, read_text, search
+from study.numbers.registry import block
+from study.numbers.sources import RUNS, md_table, num, read_text, repo_runs, runs, search
 
 R = "benchmarks/results/"
-SWEEPS = {  # file -> what the run was
-    "bench_sweep_final_code.txt": "the code of the one-sitting paper run, nothing else running",
-    "bench_sweep_before_reorganisation.txt": "before the reorganisation into layers (slow day)",
-    "bench_sweep.txt": "after the reorganisation, back to back with the line above",
-    "bench_sweep_issue22_before.txt": "before issue 22 (loaded machine)",
-    "bench_sweep_issue22.txt": "after issue 22, right after the line above",
-}
+QUIET = "bench_sweep_final_code.txt"  # the code of the paper run, nothing else running
+_RUNS = repo_runs()
+SWEEPS = list(_RUNS["sweep"])  # the bench_sweep.py outputs of the table, in its order
+CHANGE = {k: v["file"] for k, v in _RUNS["sweep-change"].items()}  # after / before one change
+EXACT = [*_RUNS["exact-change"]["before"], *_RUNS["exact-change"]["after"]]
 
 
 def sweep_rates(root: Path, name: str) -> tuple[int, int, float]:
@@ -30,10 +28,10 @@ def sweep_rates(root: Path, name: str) -> tuple[int, int, float]:
     return int(rate[1].replace(",", "")), int(rate[2].replace(",", "")), float(two)
 
 
-@block("perf-sweep", sources=[R + n for n in SWEEPS])
+@block("perf-sweep", sources=[RUNS, *(R + n for n in SWEEPS)])
 def _sweep(root: Path) -> str:
     rows = []
-    for name, what in SWEEPS.items():
+    for name, what in runs(root)["sweep"].items():
         fast, base, two = sweep_rates(root, name)
         rows.append([f"`{name}`", what, num(fast, 0), num(base, 0), f"{fast / base:.1f}x",
                      f"{two:.1f} min"])
@@ -108,7 +106,7 @@ def _short(cell: str) -> str:
 
 
 SCALE_IDLE = R + "bench_scale_idle_wall.txt"  # the headline: one run on the idle machine
-SCALE_LOADED = R + "bench_scale_cpu.txt"  # CPU seconds under load, an earlier run
+SCALE_LOADED = R + "bench_scale_cpu.txt"  # CPU seconds, another run under load
 SCALE_HEADER = ["n_S", "build", "one evaluation", "v* (certified bound)", "loss (v* known)",
                 "10 API iterations", "vector env: made", "steps/s, 4096 envs",
                 "one LSTD-Q call, 10^6 transitions"]
@@ -186,12 +184,11 @@ def exact_run(root: Path, name: str) -> dict[str, str]:
     return out
 
 
-@block("perf-exact", sources=[R + f"bench_exact_issue20_{w}_{i}.txt"
-                              for w in ("base", "new") for i in (1, 2)])
+@block("perf-exact", sources=[RUNS, *(R + n for n in EXACT)])
 def _exact(root: Path) -> str:
-    runs = [exact_run(root, f"bench_exact_issue20_{w}_{i}.txt")
-            for w in ("base", "new") for i in (1, 2)]
-    rows = [[what, *(r.get(what, "-") for r in runs)] for what in runs[-1]]
+    change = runs(root)["exact-change"]
+    found = [exact_run(root, n) for n in (*change["before"], *change["after"])]
+    rows = [[what, *(r.get(what, "-") for r in found)] for what in found[-1]]
     return md_table(["Garnet(200, 10, 2)", "before, run 1", "before, run 2", "after, run 1",
                      "after, run 2"], rows, "lrrrr")
 
@@ -233,36 +230,34 @@ block("perf-envs-quiet", sources=[R + "bench_envs_quiet.txt"])(
     _envs_table(R + "bench_envs_quiet.txt"))
 
 
-@block("bench-issue22", sources=[R + "bench_sweep_issue22.txt",
-                                 R + "bench_sweep_issue22_before.txt"])
-def _issue22(root: Path) -> str:
-    after = sweep_rates(root, "bench_sweep_issue22.txt")[0]
-    before = sweep_rates(root, "bench_sweep_issue22_before.txt")[0]
+@block("bench-issue22", sources=[RUNS, *(R + n for n in CHANGE.values())])
+def _sweep_change(root: Path) -> str:
+    """The fast path's rate after one change and before it, measured back to back."""
+    change = runs(root)["sweep-change"]
+    rate = {k: sweep_rates(root, change[k]["file"])[0] for k in ("after", "before")}
+    after, before = rate["after"], rate["before"]
     table = md_table(["`python benchmarks/bench_sweep.py` (fast path, all 27 instances, one "
                       "core)", "scheme-iterations/s"],
-                     [["after issue 22 (`benchmarks/results/bench_sweep_issue22.txt`)",
-                       num(after, 0)],
-                      ["before, commit f8eb4df (`benchmarks/results/bench_sweep_issue22_before"
-                       ".txt`)", num(before, 0)]], "lr")
+                     [[f"{change[k]['label']} (`{R}{change[k]['file']}`)", num(rate[k], 0)]
+                      for k in ("after", "before")], "lr")
     return table + (f"\n\nThe {abs(after - before) / before:.1%} between them is within this "
                     f"machine's drift under load.")
 
 
-@block("bench-issue22-vs-quiet", sources=[R + "bench_sweep_issue22.txt",
-                                         R + "bench_sweep_final_code.txt"])
-def _issue22_vs_quiet(root: Path) -> str:
-    """The loaded issue-22 rate as a fraction of the quiet one-sitting paper run's."""
-    loaded = sweep_rates(root, "bench_sweep_issue22.txt")[0]
-    quiet = sweep_rates(root, "bench_sweep_final_code.txt")[0]
+@block("bench-issue22-vs-quiet", sources=[RUNS, R + CHANGE["after"], R + QUIET])
+def _change_vs_quiet(root: Path) -> str:
+    """The loaded rate after the change as a fraction of the quiet one-sitting paper run's."""
+    loaded = sweep_rates(root, runs(root)["sweep-change"]["after"]["file"])[0]
+    quiet = sweep_rates(root, QUIET)[0]
     return (f"{loaded / quiet:.2f} times the quiet-machine figure ({num(quiet, 0)} "
             f"scheme-iterations/s, `bench_sweep_final_code.txt`)")
 
 
-@block("perf-drift", sources=[R + n for n in SWEEPS])
+@block("perf-drift", sources=[RUNS, *(R + n for n in SWEEPS)])
 def _drift(root: Path) -> str:
     """The other days' fast-path rates as fractions of the quiet paper-run code's."""
-    quiet = sweep_rates(root, "bench_sweep_final_code.txt")[0]
-    others = [sweep_rates(root, n)[0] / quiet for n in SWEEPS if n != "bench_sweep_final_code.txt"]
+    quiet = sweep_rates(root, QUIET)[0]
+    others = [sweep_rates(root, n)[0] / quiet for n in runs(root)["sweep"] if n != QUIET]
     return f"{min(others):.2f} to {max(others):.2f} times the quiet run's rate on other days"
 
 

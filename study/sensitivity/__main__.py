@@ -1,16 +1,17 @@
-"""``python -m nsrl.experiments.sensitivity [DIR] [--add NAME RESULTS]``: the study's tables.
+"""``python -m study.sensitivity [DIR] [--add NAME RESULTS]``: the study's tables.
 
 The tables come from DIR's two stored files (default ``docs/sensitivity``); with ``--add``,
 the reading NAME computed alone in the results folder RESULTS joins them first
-(:func:`~nsrl.experiments.sensitivity.analysis.add_reading`). The pages that quote them
-(docs/fidelity.md) are then rendered by ``python -m nsrl.docs``.
+(:func:`study.sensitivity.readings.add_reading`). The pages that quote them
+(docs/fidelity.md) are then rendered by ``python -m study.numbers``.
 """
 
 import argparse
 
-from nsrl.experiments.sensitivity.analysis import add_reading, tables
+from nsrl.experiments.sensitivity.analysis import tables
+from study.sensitivity.readings import add_reading
 
-parser = argparse.ArgumentParser(prog="python -m nsrl.experiments.sensitivity",
+parser = argparse.ArgumentParser(prog="python -m study.sensitivity",
                                  description=__doc__.splitlines()[0])
 parser.add_argument("folder", nargs="?", default="docs/sensitivity")
 parser.add_argument("--add", nargs=2, metavar=("NAME", "RESULTS"), default=None,
@@ -22,4 +23,4 @@ except ValueError as exc:
     parser.error(str(exc))
 for path in written:
     print(path)
-print("now run `python -m nsrl.docs` to render the pages that quote them")
+print("now run `python -m study.numbers` to render the pages that quote them")

@@ -4,7 +4,7 @@ Every reader raises an error naming the file and what was looked for when it is 
 broken block says which source to regenerate.
 
 Example:
-    >>> from nsrl.docs.sources import md_table
+    >>> from study.numbers.sources import md_table
     >>> print(md_table(["scheme", "mean"], [["API", "26.18"]]))
     | scheme | mean |
     | --- | --- |
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -77,6 +78,21 @@ def require(root: Path, rel: str) -> Path:
 def read_text(root: Path, rel: str) -> str:
     """The text of the result file ``rel``."""
     return require(root, rel).read_text(encoding="utf-8")
+
+
+RUNS = "benchmarks/results/runs.toml"  # what each committed benchmark output measured
+REPO = Path(__file__).resolve().parents[2]
+
+
+@memo
+def runs(root: Path) -> dict:
+    """``benchmarks/results/runs.toml`` under ``root``: the files and labels of benchmark runs."""
+    return tomllib.loads(read_text(root, RUNS))
+
+
+def repo_runs() -> dict:
+    """The repository's own ``runs.toml``: the file names the blocks declare as sources."""
+    return tomllib.loads((REPO / RUNS).read_text(encoding="utf-8"))
 
 
 def search(root: Path, rel: str, pattern: str) -> re.Match[str]:

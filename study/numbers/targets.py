@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import memo, read_text
+from study.numbers.registry import block
+from study.numbers.sources import memo, read_text
 
 TARGETS = "benchmarks/results/bigger_targets_100000.txt"
 STUDY = "benchmarks/results/study_bigger_grid_target.txt"
@@ -29,8 +29,11 @@ _STUDY = re.compile(r"^(?:n_states (\d+): )?(\w+) (\d+) features, (\S+) \+ LSTD-
 
 
 def targets(root: Path) -> dict:
-    """family -> {"n": states, "l0", "exact", "exact %", "projected", "projected %", "seeds",
-    scheme -> (final, % of pi_0's, transitions at best)}."""
+    """The target study's rows by family.
+
+    family -> {"n": states, "l0", "exact", "exact %", "projected", "projected %", "seeds",
+    scheme -> (final, % of pi_0's, transitions at best)}.
+    """
     out, family = {}, None
     for line in read_text(root, TARGETS).splitlines():
         if m := _FAMILY.match(line):
@@ -69,8 +72,10 @@ def _targets(root: Path) -> str:
 
 @memo
 def study(root: Path) -> pd.DataFrame:
-    """One row per line of the grid-target study (the first lines predate ``n_states``:
-    they ran at its default, 10^5 cells)."""
+    """One row per line of the grid-target study.
+
+    Lines without ``n_states`` ran at its default, 10^5 cells.
+    """
     rows = []
     for line in read_text(root, STUDY).splitlines():
         m = _STUDY.match(line)
@@ -101,8 +106,11 @@ def _study(root: Path) -> str:
 
 def _best(root: Path, cells: int, table: bool = False, scheme: str | None = None
           ) -> pd.Series:
-    """The study's lowest final loss at ``cells``: among the feature maps, or (``table``)
-    among the runs on the table itself (one indicator per cell); of ``scheme`` if given."""
+    """The study's lowest final loss at ``cells``.
+
+    Among the feature maps, or (``table``) among the runs on the table itself (one indicator
+    per cell); of ``scheme`` if given.
+    """
     s = study(root)
     s = s[(s["cells"] == cells) & ((s["map"] == "cells") == table)
           & ((s["scheme"] == scheme) if scheme else True)]
@@ -119,7 +127,8 @@ def _share(pct: int, final: float, l0: float) -> str:
 
 def _describe(b: pd.Series) -> str:
     what = {"tiles": "tile coding", "cells": "one indicator per cell"}.get(b["map"], b["map"])
-    return (f"{b['final']:.2f} = {_share(b['final_pct'], b['final'], b['l0'])} of pi_0's loss ({b['scheme'].upper()} with "
+    share = _share(b["final_pct"], b["final"], b["l0"])
+    return (f"{b['final']:.2f} = {share} of pi_0's loss ({b['scheme'].upper()} with "
             f"LSTD-Q on {what}, {b['features']:,} features, {b['protocol']})")
 
 

@@ -1,7 +1,7 @@
 """Values of docs/envs.md read from the committed env benchmarks and checks.
 
 Sources (benchmarks/results/): bench_envs_quiet.txt and bench_envs_loaded.txt (two runs of
-``benchmarks/bench_envs.py``; their tables are blocks of nsrl.docs.benchmarks) and
+``benchmarks/bench_envs.py``; their tables are blocks of study.numbers.benchmarks) and
 mountain_car_check.txt (the grid's optimal policy run in Gymnasium's MountainCar-v0).
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import read_text, search
+from study.numbers.registry import block
+from study.numbers.sources import read_text, search
 
 R = "benchmarks/results/"
 QUIET = R + "bench_envs_quiet.txt"

@@ -11,7 +11,7 @@ Two forms, both invisible once the Markdown is rendered:
 - inline, inside a sentence: ``<!-- gen: NAME -->26.63<!-- /gen -->``.
 
 Example:
-    >>> from nsrl.docs.markers import render_text
+    >>> from study.numbers.markers import render_text
     >>> page = "pi_0: <!-- gen: x -->0<!-- /gen -->."
     >>> render_text(page, {"x": lambda: "26.63"})[0]
     'pi_0: <!-- gen: x -->26.63<!-- /gen -->.'
@@ -88,7 +88,7 @@ def render_text(text: str, renderers: Mapping[str, Callable[[], str]]
             return match[0]
         if name not in renderers:
             findings.append(Finding(name, line, "no renderer is registered under this name "
-                                    "(register one with nsrl.docs.registry.block)"))
+                                    "(register one with study.numbers.registry.block)"))
             return match[0]
         try:
             new = renderers[name]()

@@ -1,7 +1,7 @@
 """Values and tables of docs/sampling.md and docs/rollout_study.md from the committed studies.
 
 Sources (benchmarks/results/): study_greedy_error.txt (the one-call greedy error, four
-panels), compare_targets.{csv,txt} (issue 12's protocol: final losses and targets),
+panels), compare_targets.{csv,txt} (the targets' protocol: final losses and targets),
 bench_lstdq.txt (LSTD-Q's consistency), bench_lstdq_speed.txt (one LSTD-Q call's speed),
 bench_rollouts.txt (one rollout greedy step's speed), study_rollouts.txt and
 study_rollouts_runs.csv (the rollout study).
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import md_table, num, read_csv, read_text, search
-from nsrl.docs.tables import table_after
+from study.numbers.registry import block
+from study.numbers.sources import RUNS, md_table, num, read_csv, read_text, runs, search
+from study.numbers.tables import table_after
 
 R = "benchmarks/results/"
 GREEDY = R + "study_greedy_error.txt"
@@ -49,7 +49,8 @@ def panel(root: Path, key: str) -> pd.DataFrame:
     for row in rows[2:]:
         op = next((k for k, start in OPERATORS.items() if row[0].startswith(start)), None)
         if op is None:
-            raise ValueError(f"{GREEDY}: operator {row[0]!r} is not known to nsrl.docs.sampling")
+            raise ValueError(f"{GREEDY}: operator {row[0]!r} is not known to "
+                             "study.numbers.sampling")
         out[op] = dict(zip([*BUDGETS, "slope", "s"], row[1:], strict=True))
     return pd.DataFrame(out).T
 
@@ -116,7 +117,7 @@ def _phi_range(root: Path) -> str:
             f"({plo:.2f}-{phi:.2f})")
 
 
-# --- compare_targets: issue 12's protocol -----------------------------------------------
+# --- compare_targets: the targets' protocol --------------------------------------------
 
 
 def slug(learner: str) -> str:
@@ -256,13 +257,14 @@ LSTDQ_ROWS = {  # the page's label -> the start of the benchmark's row
     "the same call, NSPI(5) loop / PSDP 20-policy sequence": ("new: NSPI(5) loop",
                                                               "new: PSDP 20-policy"),
     "15 000 new transitions + 10^6 stored (reuse)": "new: 15 000 new",
-    "before issue 12: draw 10^6, dense products and solve": "baseline: one call (draw",
 }
+LSTDQ_BASELINE = "baseline: one call (draw"  # its label: what runs.toml says the baseline ran
 
 
-@block("sampling-lstdq-speed", sources=[LSTDQ_SPEED])
+@block("sampling-lstdq-speed", sources=[LSTDQ_SPEED, RUNS])
 def _lstdq_speed(root: Path) -> str:
     text = read_text(root, LSTDQ_SPEED)
+    labels = LSTDQ_ROWS | {runs(root)["lstdq-speed"]["baseline"]: LSTDQ_BASELINE}
 
     def seconds(start: str) -> str:
         match = re.search(r"^\| " + re.escape(start) + r"[^|]*\| ([\d.]+) \|", text, re.MULTILINE)
@@ -271,7 +273,7 @@ def _lstdq_speed(root: Path) -> str:
         return match[1]
 
     rows = []
-    for label, start in LSTDQ_ROWS.items():
+    for label, start in labels.items():
         cell = (" / ".join(seconds(s) for s in start) if isinstance(start, tuple)
                 else seconds(start))
         rows.append([label, f"**{cell}**" if not rows else cell])

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import (
+from study.numbers.registry import block
+from study.numbers.sources import (
     final_stats,
     listing,
     md_table,
@@ -125,7 +125,7 @@ _register_values()
 
 @block("sampled-above-pi0", sources=[CSV, REFERENCE])
 def _above_pi0(root: Path) -> str:
-    """LSTD-Q on Phi against pi_0: which schemes end above and below it (issue 24, item 3)."""
+    """LSTD-Q on Phi against pi_0: which schemes end above and below it."""
     pi0, _ = reference(root)
     means = {s: _table(root).loc["lstdq-phi", f"mean {s}"] for s in SCHEMES}
     above = [f"{s} ({m:.2f})" for s, m in means.items() if m > pi0]
@@ -142,7 +142,7 @@ def _above_pi0(root: Path) -> str:
 
 @block("sampled-first-call", sources=[_stats("lstdq-onehot")])
 def _first_call(root: Path) -> str:
-    """Loss after one greedy call with LSTD-Q on one-hot features (issue 24, item 4)."""
+    """Loss after one greedy call with LSTD-Q on one-hot features."""
     stats = read_csv(root, _stats("lstdq-onehot"))
     first = stats[stats["iteration"] == 1].set_index("scheme")["mean"].sort_values()
     best, second, third = first.index[:3]
@@ -169,7 +169,7 @@ def _below_half(root: Path) -> str:
 
 
 def api_variability(root: Path) -> str:
-    """Where API's within-MDP std ranks with rollouts + CSC (issue 24, item 1)."""
+    """Where API's within-MDP std ranks with rollouts + CSC."""
     within = _final(root, "rollout-onehot")["mean_of_std"].sort_values(ascending=False)
     order = list(within.index)
     above = [f"{s}'s ({within[s]:.2f})" for s in order[: order.index("API")]]
@@ -247,7 +247,7 @@ def _dask(root: Path) -> str:
 def _dask_projection(root: Path) -> str:
     import re
 
-    from nsrl.docs.sources import read_text
+    from study.numbers.sources import read_text
     pairs = re.findall(r"projected on\s+(\d+) workers:\s+([\d.]+) min", read_text(root, DASK))
     if not pairs:
         raise ValueError(f"{DASK} has no 'projected on N workers' lines")

@@ -2,12 +2,12 @@
 
 A *block* is a piece of a Markdown page (a table, a sentence, a single number) that quotes a
 result. Its text is produced by a renderer registered here under a name; the page holds the
-rendered text between markers (:mod:`nsrl.docs.markers`). A renderer takes the repository's
+rendered text between markers (:mod:`study.numbers.markers`). A renderer takes the repository's
 root folder and returns the block's text; it declares the result files it reads, so that a
 stale or broken block can be traced to its source.
 
 Example:
-    >>> from nsrl.docs.registry import BLOCKS, block
+    >>> from study.numbers.registry import BLOCKS, block
     >>> @block("example-answer", sources=())
     ... def _answer(root):
     ...     return "42"

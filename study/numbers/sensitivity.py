@@ -16,9 +16,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from nsrl.docs.registry import block
-from nsrl.docs.sources import listing, memo, read_csv, require, slug
-from nsrl.experiments.sensitivity.analysis import blocks
 from nsrl.experiments.sensitivity.calibration import FRACTION, SPREAD
 from nsrl.experiments.sensitivity.sweep import (
     CALIBRATED,
@@ -28,6 +25,9 @@ from nsrl.experiments.sensitivity.sweep import (
     VARIANTS,
 )
 from nsrl.greedy.model_based import ProjectedGreedy
+from study.numbers.registry import block
+from study.numbers.sources import listing, memo, read_csv, require, slug
+from study.sensitivity.blocks import blocks
 
 CSV = "docs/sensitivity/sensitivity.csv"
 OBSERVATIONS = "docs/sensitivity/observations.csv"

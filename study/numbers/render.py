@@ -2,10 +2,12 @@
 
 The pages are README.md and every Markdown file under docs/. ``render_pages`` rewrites the
 stale blocks; ``check_pages`` only reports them (and any marker without a renderer, any
-renderer used by no page, any renderer that fails), which is what ``--check`` and the test do.
+renderer used by no page, any renderer that fails, and any number typed in a results page's
+prose outside the markers: :mod:`study.numbers.prose`), which is what ``--check`` and the test
+do.
 
 Example:
-    >>> from nsrl.docs.render import check_pages
+    >>> from study.numbers.render import check_pages
     >>> callable(check_pages)
     True
 """
@@ -15,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from nsrl.docs.markers import Finding, names_in, render_text
-from nsrl.docs.registry import BLOCKS
-from nsrl.docs.sources import one_pass
+from study.numbers.markers import Finding, names_in, render_text
+from study.numbers.prose import RESULTS_PAGES, prose_numbers
+from study.numbers.registry import BLOCKS
+from study.numbers.sources import one_pass
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class PageFinding:
     finding: Finding
 
     def __str__(self) -> str:
+        if not self.finding.name:  # a number in prose, not a block
+            return f"{self.page}:{self.finding.line}: {self.finding.problem}"
         sources = BLOCKS[self.finding.name].sources if self.finding.name in BLOCKS else ()
         src = f" [source: {', '.join(sources)}]" if sources else ""
         return (f"{self.page}:{self.finding.line}: generated block '{self.finding.name}': "
@@ -67,9 +72,22 @@ def _pass_once(root: Path, write: bool) -> list[PageFinding]:
         findings += [PageFinding(rel, f) for f in found]
         if write and new != text:
             page.write_text(new, encoding="utf-8")
+    findings += typed_numbers(root)
     for name in sorted(n for n in set(BLOCKS) - used if not BLOCKS[n].optional):
         findings.append(PageFinding("(registry)", Finding(
             name, 0, "registered but used by no page: add its markers to a page or remove it")))
+    return findings
+
+
+def typed_numbers(root: Path) -> list[PageFinding]:
+    """Every number typed in the prose of a results page, outside the generated markers."""
+    findings = []
+    for rel in RESULTS_PAGES:
+        if (root / rel).is_file():
+            findings += [PageFinding(rel, Finding("", n.line, (
+                f"the number {n.number!r} is typed in prose: put it inside generated markers "
+                f"(or, if it defines rather than measures, on study.numbers.prose's allow-list)")))
+                for n in prose_numbers((root / rel).read_text(encoding="utf-8"), rel)]
     return findings
 
 
