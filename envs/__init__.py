@@ -4,6 +4,15 @@ Names load lazily (PEP 562), so that ``import nsrl`` (which registers the ids) s
 """
 
 from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers
+    from .export import to_jaxdp, to_mdptoolbox, to_mushroom, transition_table  # noqa: F401
+    from .finite import FiniteMDPEnv  # noqa: F401
+    from .garnet import GarnetEnv  # noqa: F401
+    from .gridworld import GridWorldEnv, GridWorldVectorEnv  # noqa: F401
+    from .mountain_car import MountainCarGridEnv, MountainCarGridVectorEnv  # noqa: F401
+    from .vector import FiniteMDPVectorEnv, GarnetVectorEnv  # noqa: F401
 
 _WHERE = {
     "FiniteMDPEnv": "nsrl.envs.finite",
@@ -23,7 +32,7 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _WHERE:
         return getattr(import_module(_WHERE[name]), name)
     raise AttributeError(f"module 'nsrl.envs' has no attribute {name!r}")

@@ -30,7 +30,12 @@ Examples:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 from nsrl.model.mdp import FiniteMDP
 from nsrl.model.memory import check_memory
@@ -42,7 +47,7 @@ _TABLE_TRANSITION_BYTES = 200
 _TABLE_PAIR_BYTES = 200
 
 
-def _entries(mdp: FiniteMDP):
+def _entries(mdp: FiniteMDP) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(s, a, s', prob)`` of every transition with a positive probability, in (s, a) order."""
     nxt, probs = mdp.successors
     s, a, j = np.nonzero(probs > 0)
@@ -86,7 +91,8 @@ def _dense(mdp: FiniteMDP, what: str) -> np.ndarray:
     return P
 
 
-def to_mdptoolbox(mdp: FiniteMDP, sparse: bool = False):
+def to_mdptoolbox(mdp: FiniteMDP, sparse: bool = False,
+                  ) -> tuple[np.ndarray | list[sp.csr_matrix], np.ndarray]:
     """``(P, R)`` as mdptoolbox takes them: ``mdptoolbox.mdp.PolicyIteration(P, R, gamma)``.
 
     Args:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -80,16 +81,18 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
         observation: str = "index",
         backend: str | None = None,
         render_mode: str | None = None,
-    ):
+    ) -> None:
         self._init_model(mdp, observation, backend)
         self.render_mode = render.check_render_mode(render_mode)
         self.observation_space = observations.single_space(self.mdp, observation)
         self.action_space = spaces.Discrete(self.mdp.n_actions)
         self.state = 0
-        self._last = (None, None)  # the last action and reward, for "ansi"
-        self._background = None
+        # the last action and reward, for "ansi"
+        self._last: tuple[int | None, float | None] = (None, None)
+        self._background: np.ndarray | None = None
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None,
+              options: dict | None = None) -> tuple[np.int64 | np.ndarray, dict[str, Any]]:
         """Start in ``options["state"]`` if given, else in a state drawn from nu."""
         super().reset(seed=seed)
         state = read_options(options, self.mdp.n_states)
@@ -99,7 +102,8 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
         self._last = (None, None)
         return self._observe(), {"state": self.state}
 
-    def step(self, action):
+    def step(self, action: object,
+             ) -> tuple[np.int64 | np.ndarray, float, bool, bool, dict[str, Any]]:
         """Move to s' ~ P(. | s, action) and pay R[s, action]."""
         if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
             action = action.reshape(())[()]
@@ -107,13 +111,13 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
             raise ValueError(
                 f"action should be an int in [0, {self.mdp.n_actions}), got {action!r}."
             )
-        if not 0 <= action < self.mdp.n_actions:
+        if not 0 <= int(action) < self.mdp.n_actions:
             raise ValueError(f"action should be in [0, {self.mdp.n_actions}), got {action}.")
         self.state, reward = kernels.step_one(self.mdp, self.state, int(action), self.np_random)
         self._last = (int(action), reward)
         return self._observe(), reward, False, False, {"state": self.state}
 
-    def render(self):
+    def render(self) -> str | np.ndarray | None:
         """The current state, drawn as ``render_mode`` asks; None without a render mode.
 
         ``"ansi"``: a line of text; ``"rgb_array"``: a map of the states (nsrl.envs.render).
@@ -126,11 +130,12 @@ class FiniteMDPEnv(ModelAccess, gym.Env):
             return render.frame(self._background, self.mdp.n_states, self.state)
         return None
 
-    def _observe(self):
+    def _observe(self) -> np.int64 | np.ndarray:
         if self.observation == "index":
             return np.int64(self.state)
         if self.observation == "onehot":
             obs = np.zeros(self.mdp.n_states, dtype=np.float32)
             obs[self.state] = 1.0
             return obs
+        assert self._phi is not None  # observation == "features"
         return self._phi[self.state].copy()

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
+
 from nsrl.model.garnet import garnet
+from nsrl.model.mdp import FiniteMDP
 
 from .finite import FiniteMDPEnv
 
 
 @lru_cache(maxsize=32)
-def _memo_garnet(n_states, n_actions, branching, n_features, gamma, seed):
+def _memo_garnet(n_states: int, n_actions: int, branching: int, n_features: int | None,
+                 gamma: float, seed: int) -> FiniteMDP:
     return garnet(n_states, n_actions, branching, n_features, gamma, seed=seed)
 
 
-def cached_garnet(n_states, n_actions, branching, n_features, gamma, seed):
+def cached_garnet(n_states: int, n_actions: int, branching: int, n_features: int | None,
+                  gamma: float, seed: int | np.random.Generator) -> FiniteMDP:
     """``nsrl.garnet(...)``, memoised so that every copy of an env shares one instance."""
     if isinstance(seed, int) and not isinstance(seed, bool):
         try:
@@ -91,6 +96,6 @@ class GarnetEnv(FiniteMDPEnv):
         observation: str = "index",
         backend: str | None = None,
         render_mode: str | None = None,
-    ):
+    ) -> None:
         mdp = cached_garnet(n_states, n_actions, branching, n_features, gamma, seed)
         super().__init__(mdp, observation, backend, render_mode)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from gymnasium.vector import AutoresetMode
 
-from nsrl.model.gridworld import gridworld
+from nsrl.model.gridworld import Cells, gridworld
+from nsrl.model.mdp import FiniteMDP
 
 from .finite import FiniteMDPEnv
 from .structured import cached_model, observation_mode
 from .vector import FiniteMDPVectorEnv
 
 
-def _model(size, slip, obstacles, reward, gamma, n_bumps, goals, pits, seed):
+def _model(size: int, slip: float, obstacles: float, reward: str, gamma: float, n_bumps: int,
+           goals: Cells, pits: Cells, seed: int) -> FiniteMDP:
     return cached_model(gridworld, size=size, slip=slip, obstacles=obstacles, reward=reward,
                         gamma=gamma, n_bumps=n_bumps, goals=goals, pits=pits, seed=seed)
 
@@ -70,9 +72,9 @@ class GridWorldEnv(FiniteMDPEnv):
     """
 
     def __init__(self, size: int = 20, slip: float = 0.1, obstacles: float = 0.1,
-                 reward: str = "smooth", gamma: float = 0.99, n_bumps: int = 8, goals=1,
-                 pits=0, seed: int = 0, observation: str = "index",
-                 backend: str | None = None, render_mode: None = None):
+                 reward: str = "smooth", gamma: float = 0.99, n_bumps: int = 8, goals: Cells = 1,
+                 pits: Cells = 0, seed: int = 0, observation: str = "index",
+                 backend: str | None = None, render_mode: None = None) -> None:
         mdp = _model(size, slip, obstacles, reward, gamma, n_bumps, goals, pits, seed)
         super().__init__(mdp, observation_mode(observation), backend, render_mode)
 
@@ -89,10 +91,11 @@ class GridWorldVectorEnv(FiniteMDPVectorEnv):
 
     def __init__(self, num_envs: int = 1, size: int = 20, slip: float = 0.1,
                  obstacles: float = 0.1, reward: str = "smooth", gamma: float = 0.99,
-                 n_bumps: int = 8, goals=1, pits=0, seed: int = 0, observation: str = "index",
+                 n_bumps: int = 8, goals: Cells = 1, pits: Cells = 0, seed: int = 0,
+                 observation: str = "index",
                  max_episode_steps: int | None = None, backend: str | None = None,
                  render_mode: None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP):
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP) -> None:
         mdp = _model(size, slip, obstacles, reward, gamma, n_bumps, goals, pits, seed)
         super().__init__(mdp, num_envs, observation_mode(observation), max_episode_steps,
                          backend, render_mode, autoreset_mode)

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 from gymnasium.envs.registration import EnvSpec
 
 from nsrl.model import kernels
@@ -44,7 +45,8 @@ class ModelAccess:
         self.mdp = mdp
         self.observation = observations.check_mode(observation, mdp)
         self.backend = kernels.resolve_backend(backend) if backend is not None else None
-        self._phi = observations.feature_table(mdp) if observation == "features" else None
+        self._phi: np.ndarray | None = (observations.feature_table(mdp)
+                                        if observation == "features" else None)
 
     @property
     def spec(self) -> EnvSpec | None:
@@ -68,7 +70,8 @@ class ModelAccess:
             self._table = transition_table(self.mdp)
         return self._table
 
-    def sample(self, states, actions, rng: np.random.Generator):
+    def sample(self, states: npt.ArrayLike, actions: npt.ArrayLike,
+               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Pure batched generative model; does not touch the env's own state or RNG.
 
         Args:
@@ -82,13 +85,13 @@ class ModelAccess:
         """
         return kernels.sample(self.mdp, states, actions, rng, backend=self.backend)
 
-    def observe(self, states) -> np.ndarray:
+    def observe(self, states: npt.ArrayLike) -> np.ndarray:
         """Observations of a batch of states (shape (n,) or (n, d)) in this env's mode."""
         states = kernels.check_indices("states", states, self.mdp.n_states)
         return observations.encode(states, self.mdp, self.observation, self._phi)
 
 
-def model_path(path) -> str:
+def model_path(path: str | os.PathLike[str]) -> str:
     """The file of a model given as a path: as given, or with ``.npz`` appended as numpy does.
 
     ``nsrl garnet --out g`` writes ``g.npz``, so ``mdp="g"`` finds it.
@@ -130,7 +133,7 @@ class ModelSpec(EnvSpec):
         return EnvSpec(**{**fields, "kwargs": kwargs}).to_json()
 
 
-def check_state(value, n_states: int, size: int | None = None) -> np.ndarray:
+def check_state(value: npt.ArrayLike, n_states: int, size: int | None = None) -> np.ndarray:
     """Validate ``options["state"]``: an int, or (when ``size`` is given) an int array (size,)."""
     if isinstance(value, bool) or not (
         isinstance(value, numbers.Integral) or (size is not None and np.ndim(value) == 1)
@@ -146,7 +149,7 @@ def check_state(value, n_states: int, size: int | None = None) -> np.ndarray:
         raise ValueError(f"{exc} States are indices 0..{n_states - 1}.") from None
 
 
-def read_options(options, n_states: int, size: int | None = None) -> np.ndarray | None:
+def read_options(options: object, n_states: int, size: int | None = None) -> np.ndarray | None:
     """Return the start states asked for in ``reset(options=...)``, or None."""
     if options is None:
         return None
@@ -157,7 +160,7 @@ def read_options(options, n_states: int, size: int | None = None) -> np.ndarray 
     return check_state(options["state"], n_states, size) if "state" in options else None
 
 
-def check_reset_mask(mask, size: int) -> np.ndarray:
+def check_reset_mask(mask: object, size: int) -> np.ndarray:
     """Validate ``options["reset_mask"]`` as SyncVectorEnv does: a bool array (size,), any True."""
     if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
         got = f"dtype {mask.dtype}" if isinstance(mask, np.ndarray) else type(mask).__name__
@@ -173,7 +176,8 @@ def check_reset_mask(mask, size: int) -> np.ndarray:
     return mask
 
 
-def read_vector_options(options, n_states: int, size: int):
+def read_vector_options(options: object, n_states: int,
+                        size: int) -> tuple[np.ndarray | None, np.ndarray | None]:
     """``(reset_mask, states)`` asked for in a vector env's ``reset(options=...)``; None if not."""
     if options is None:
         return None, None

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from gymnasium.vector import AutoresetMode
 
+from nsrl.model.mdp import FiniteMDP
 from nsrl.model.mountain_car import mountain_car, nearest_state
 
 from .finite import FiniteMDPEnv
@@ -12,7 +14,7 @@ from .structured import cached_model, observation_mode
 from .vector import FiniteMDPVectorEnv
 
 
-def _model(n_positions, n_velocities, interpolation, gamma):
+def _model(n_positions: int, n_velocities: int, interpolation: str, gamma: float) -> FiniteMDP:
     return cached_model(mountain_car, n_positions=n_positions, n_velocities=n_velocities,
                         interpolation=interpolation, gamma=gamma)
 
@@ -72,7 +74,7 @@ class MountainCarGridEnv(FiniteMDPEnv):
     def __init__(self, n_positions: int = 100, n_velocities: int = 100,
                  interpolation: str = "barycentric", gamma: float = 0.99,
                  observation: str = "index", backend: str | None = None,
-                 render_mode: None = None):
+                 render_mode: None = None) -> None:
         mdp = _model(n_positions, n_velocities, interpolation, gamma)
         super().__init__(mdp, observation_mode(observation), backend, render_mode)
 
@@ -91,14 +93,14 @@ class MountainCarGridVectorEnv(FiniteMDPVectorEnv):
                  interpolation: str = "barycentric", gamma: float = 0.99,
                  observation: str = "index", max_episode_steps: int | None = None,
                  backend: str | None = None, render_mode: None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP):
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP) -> None:
         mdp = _model(n_positions, n_velocities, interpolation, gamma)
         super().__init__(mdp, num_envs, observation_mode(observation), max_episode_steps,
                          backend, render_mode, autoreset_mode)
 
 
-def gymnasium_returns(actions, n_positions: int, n_velocities: int, n_episodes: int = 100,
-                      seed: int = 0) -> np.ndarray:
+def gymnasium_returns(actions: npt.ArrayLike, n_positions: int, n_velocities: int,
+                      n_episodes: int = 100, seed: int = 0) -> np.ndarray:
     """Returns of a policy of the grid run in Gymnasium's own continuous ``MountainCar-v0``.
 
     Each continuous observation (position, velocity) is mapped to its grid point
@@ -138,7 +140,7 @@ def gymnasium_returns(actions, n_positions: int, n_velocities: int, n_episodes: 
         while not done:
             action = int(actions[nearest_state(obs[0], obs[1], n_positions, n_velocities)])
             obs, reward, terminated, truncated, _ = env.step(action)
-            total += reward
+            total += float(reward)
             done = terminated or truncated
         out[i] = total
     env.close()

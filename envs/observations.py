@@ -43,7 +43,8 @@ def single_space(mdp: FiniteMDP, observation: str) -> spaces.Space:
     return spaces.Box(phi.min(axis=0), phi.max(axis=0), dtype=np.float32)
 
 
-def encode(states: np.ndarray, mdp: FiniteMDP, observation: str, phi=None) -> np.ndarray:
+def encode(states: np.ndarray, mdp: FiniteMDP, observation: str,
+           phi: np.ndarray | None = None) -> np.ndarray:
     """Observations of a batch of states (int64 array): indices, one-hot rows or Phi rows."""
     if observation == "index":
         return states.copy()

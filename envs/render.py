@@ -9,8 +9,12 @@ algorithm is given an env id (``gym.make(id, render_mode="rgb_array")``).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from nsrl.model.mdp import FiniteMDP
 
 RENDER_MODES = ("ansi", "rgb_array")
 RENDER_FPS = 4
@@ -18,7 +22,7 @@ _SIDE = 256  # target width of a frame in pixels (cells are at least 1 pixel)
 _CURRENT = np.array([220, 50, 40], dtype=np.uint8)
 
 
-def check_render_mode(mode) -> str | None:
+def check_render_mode(mode: str | None) -> str | None:
     """``mode`` if it is None or one of :data:`RENDER_MODES`, else ValueError naming them."""
     if mode is not None and mode not in RENDER_MODES:
         raise ValueError(f"render_mode should be None, 'ansi' or 'rgb_array', got {mode!r}; "
@@ -33,7 +37,7 @@ def layout(n_states: int) -> tuple[int, int, int]:
     return rows, cols, max(1, _SIDE // cols)
 
 
-def background(mdp) -> np.ndarray:
+def background(mdp: FiniteMDP) -> np.ndarray:
     """The frame without a current state: (H, W, 3) uint8, H and W even (video codecs)."""
     rows, cols, cell = layout(mdp.n_states)
     reward = mdp.R.mean(axis=1)
@@ -50,7 +54,7 @@ def background(mdp) -> np.ndarray:
     return np.pad(image, pad)
 
 
-def frame(base: np.ndarray, n_states: int, state: int) -> np.ndarray:
+def frame(base: np.ndarray, n_states: int, state: int | np.integer) -> np.ndarray:
     """``base`` (see :func:`background`) with ``state``'s cell painted red, as a new array."""
     _, cols, cell = layout(n_states)
     row, col = divmod(int(state), cols)
@@ -60,7 +64,9 @@ def frame(base: np.ndarray, n_states: int, state: int) -> np.ndarray:
     return image
 
 
-def text(n_states: int, state: int, action, reward) -> str:
+def text(n_states: int, state: int | np.integer, action: int | np.integer | None,
+         reward: float | None) -> str:
     """The ``"ansi"`` rendering: the state, and the last action and reward if any."""
-    last = "" if action is None else f"  last action {int(action)}  reward {float(reward):.6g}"
+    last = ("" if action is None or reward is None
+            else f"  last action {int(action)}  reward {float(reward):.6g}")
     return f"state {int(state)} of {n_states}{last}\n"

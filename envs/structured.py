@@ -22,11 +22,11 @@ def observation_mode(observation: str) -> str:
 
 
 @lru_cache(maxsize=16)
-def _memo(builder: Callable, items: tuple) -> FiniteMDP:
+def _memo(builder: Callable[..., FiniteMDP], items: tuple) -> FiniteMDP:
     return builder(**dict(items))
 
 
-def cached_model(builder: Callable, **kwargs) -> FiniteMDP:
+def cached_model(builder: Callable[..., FiniteMDP], **kwargs: object) -> FiniteMDP:
     """``builder(**kwargs)``, memoised so that every copy of an env shares one model.
 
     Unhashable arguments (e.g. goal cells given as lists) build a fresh model.

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -17,7 +20,7 @@ from .garnet import cached_garnet
 from .model import ModelAccess, read_vector_options
 
 
-def check_autoreset_mode(mode) -> AutoresetMode:
+def check_autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:
     """``mode`` as an ``AutoresetMode`` (the enum or its value, "SameStep"), else ValueError."""
     try:
         return mode if isinstance(mode, AutoresetMode) else AutoresetMode(mode)
@@ -94,7 +97,7 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
         backend: str | None = None,
         render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-    ):
+    ) -> None:
         self._init_model(mdp, observation, backend)
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
             raise ValueError(f"num_envs should be an int >= 1, got {num_envs!r}.")
@@ -117,8 +120,9 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
         self.num_envs = int(num_envs)
         self.max_episode_steps = max_episode_steps
         self._needs_reset = True  # stepping before reset is Gymnasium's ResetNeeded
-        self._last_actions, self._last_rewards = None, None
-        self._background = None
+        self._last_actions: np.ndarray | None = None
+        self._last_rewards: np.ndarray | None = None
+        self._background: np.ndarray | None = None
         self.single_observation_space = observations.single_space(self.mdp, observation)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.single_action_space = spaces.Discrete(self.mdp.n_actions)
@@ -139,7 +143,8 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
         """What follows a truncation; fixed at construction, as in ``SyncVectorEnv``."""
         return self._autoreset_mode
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None,
+              options: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every copy, or the copies in ``options["reset_mask"]``.
 
         They start in ``options["state"]`` if given, else in states drawn from nu.
@@ -169,7 +174,8 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
                 self.prev_done = self._no_copy
         return self._observe(), {"state": np.where(mask, self.states, 0), "_state": mask.copy()}
 
-    def step(self, actions):
+    def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                     np.ndarray, dict[str, Any]]:
         """Step every copy with ``actions`` (int array of shape (N,))."""
         if self._needs_reset:
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
@@ -231,9 +237,9 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
     def render(self) -> tuple | None:
         """One frame per copy (a tuple, as ``SyncVectorEnv`` gives), or None without a mode."""
         if self.render_mode == "ansi":
-            last = self._last_actions
+            last, rewards = self._last_actions, self._last_rewards
             return tuple(render.text(self.mdp.n_states, s, None if last is None else last[i],
-                                     None if last is None else self._last_rewards[i])
+                                     None if rewards is None else rewards[i])
                          for i, s in enumerate(self.states))
         if self.render_mode == "rgb_array":
             if self._background is None:
@@ -272,7 +278,7 @@ class GarnetVectorEnv(FiniteMDPVectorEnv):
         backend: str | None = None,
         render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-    ):
+    ) -> None:
         mdp = cached_garnet(n_states, n_actions, branching, n_features, gamma, seed)
         super().__init__(
             mdp, num_envs, observation, max_episode_steps, backend, render_mode, autoreset_mode

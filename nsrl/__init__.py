@@ -25,6 +25,7 @@ operators (scikit-learn) and the SB3 bridge (torch) load on first use.
 
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
+from typing import TYPE_CHECKING, Any
 
 from nsrl.engine import OperatorSpec, run
 from nsrl.exact import evaluate, greedy_actions, loss, occupancy, optimal_value, q_values
@@ -61,6 +62,10 @@ except PackageNotFoundError:  # a source tree that was never installed
 
 # Loaded on first use: `import nsrl` imports neither the scikit-learn estimators behind the
 # sample-based operators nor torch (Stable-Baselines3).
+if TYPE_CHECKING:  # the lazy names, for type checkers
+    from nsrl.greedy import LSTDQ, RolloutCSC, RolloutRegression
+    from nsrl.sb3 import SB3Policy, SB3VecEnv, from_sb3, to_sb3
+
 _LAZY = {"RolloutCSC": "nsrl.greedy", "RolloutRegression": "nsrl.greedy", "LSTDQ": "nsrl.greedy",
          "from_sb3": "nsrl.sb3", "to_sb3": "nsrl.sb3", "SB3Policy": "nsrl.sb3",
          "SB3VecEnv": "nsrl.sb3", "register_domain": "nsrl.experiments.domains",
@@ -132,7 +137,7 @@ import nsrl.plugins as _plugins  # noqa: E402
 _plugins.ready = True  # from here on, a registry look-up may load the installed plugins
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
@@ -140,5 +145,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'nsrl' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))

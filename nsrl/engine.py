@@ -19,14 +19,18 @@ the reference loop otherwise, as scikit-learn's
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from nsrl.greedy.base import check_operator
-from nsrl.greedy.registry import OPERATORS, operator_entry
+from nsrl.greedy.base import GreedyOperator, check_operator
+from nsrl.greedy.registry import OPERATORS, OperatorEntry, operator_entry
+from nsrl.model.mdp import FiniteMDP
+from nsrl.policies import Policy
 from nsrl.schemes import make_scheme
-from nsrl.schemes.base import History, reference_run
+from nsrl.schemes.base import History, Scheme, reference_run
 
 ENGINE_NAMES = ("auto", "reference", "batched")
 # The batched engines hold a few dense n_S x n_S arrays per run (LU factors, inverses): built
@@ -50,11 +54,11 @@ class OperatorSpec:
         OperatorSpec('lstdq', samples=500, features=None, ridge=None)
     """
 
-    def __init__(self, name: str, **options):
+    def __init__(self, name: str, **options: object) -> None:
         self.entry = operator_entry(name)
         self.name, self.options = self.entry.name, self.entry.check(options)
 
-    def make(self, mdp):
+    def make(self, mdp: FiniteMDP) -> GreedyOperator:
         """A fresh operator on ``mdp``."""
         return self.entry.factory(mdp, **self.options)
 
@@ -63,9 +67,12 @@ class OperatorSpec:
         return f"OperatorSpec({self.name!r}{options})"
 
 
-def run(scheme, operator, n_iterations: int = 100, *, rng, engine: str = "auto", mdp=None,
-        mu=None, pi0=None, measure_errors: bool = False, keep_outputs: bool = False,
-        progress: bool = False, max_samples: int | None = None, solvers=None) -> History:
+def run(scheme: Scheme | str, operator: GreedyOperator | OperatorSpec | str,
+        n_iterations: int = 100, *,
+        rng: np.random.Generator | Sequence[np.random.Generator], engine: str = "auto",
+        mdp: FiniteMDP | None = None, mu: npt.ArrayLike | None = None,
+        pi0: Policy | None = None, measure_errors: bool = False, keep_outputs: bool = False,
+        progress: bool = False, max_samples: int | None = None, solvers: Any = None) -> History:
     """Run ``scheme`` with ``operator`` for ``n_iterations``, once per Generator of ``rng``.
 
     Args:
@@ -134,24 +141,35 @@ def run(scheme, operator, n_iterations: int = 100, *, rng, engine: str = "auto",
     if batched and not why:
         from nsrl.batched import DEFAULT, run_batched
 
-        spec = operator if isinstance(operator, OperatorSpec) else \
-            OperatorSpec(_entry_of(operator).name, **operator.get_params())
+        if isinstance(operator, OperatorSpec):
+            spec = operator
+        else:  # an operator of a registered class with a batched path (_why_not_batched)
+            entry = _entry_of(operator)
+            assert entry is not None
+            spec = OperatorSpec(entry.name, **getattr(operator, "get_params")())  # noqa: B009
         batch = batched_state(spec.name)(mdp, **spec.options, solvers=solvers or DEFAULT)
         hist = run_batched(scheme, batch, rngs, n_iterations)
         return hist if several else hist.row(0)
-    hists = [reference_run(scheme, operator.make(mdp) if isinstance(operator, OperatorSpec)
-                           else operator, n_iterations, rng=r, pi0=pi0, mdp=mdp, mu=mu,
+    ops: Iterable[GreedyOperator]  # a fresh operator per run for a spec, built when it starts
+    if isinstance(operator, OperatorSpec):
+        model = mdp
+        assert model is not None  # refused above
+        ops = (operator.make(model) for _ in rngs)
+    else:
+        ops = [operator] * len(rngs)
+    hists = [reference_run(scheme, op, n_iterations, rng=r, pi0=pi0, mdp=mdp, mu=mu,
                            measure_errors=measure_errors, keep_outputs=keep_outputs,
-                           progress=progress, max_samples=max_samples) for r in rngs]
+                           progress=progress, max_samples=max_samples)
+             for r, op in zip(rngs, ops, strict=False)]
     return History.stack(hists) if several else hists[0]
 
 
-def _entry_of(operator):
+def _entry_of(operator: object) -> OperatorEntry | None:
     """The registry entry whose factory is ``operator``'s class (None if there is none)."""
     return next((e for e in OPERATORS.values() if e.factory is type(operator)), None)
 
 
-def _generators(rng) -> list[np.random.Generator]:
+def _generators(rng: object) -> list[np.random.Generator]:
     if isinstance(rng, np.random.Generator):
         return [rng]
     if isinstance(rng, Sequence) and rng and all(isinstance(r, np.random.Generator)
@@ -161,7 +179,8 @@ def _generators(rng) -> list[np.random.Generator]:
                     f"{type(rng).__name__}; e.g. rng=np.random.default_rng(0).")
 
 
-def _why_not_batched(scheme, operator, mdp, reference_only: dict) -> str:
+def _why_not_batched(scheme: Scheme, operator: GreedyOperator | OperatorSpec,
+                     mdp: FiniteMDP | None, reference_only: dict) -> str:
     """Why the batched engines cannot compute this run ('' when they can)."""
     from nsrl.batched import has_engine  # loads the engines (they register on import)
 
@@ -173,6 +192,7 @@ def _why_not_batched(scheme, operator, mdp, reference_only: dict) -> str:
                 f"dense n_S x n_S matrices per run)")
     if not has_engine(scheme):
         return f"{type(scheme).__name__} has no batched engine"
+    entry: OperatorEntry | None
     if isinstance(operator, OperatorSpec):
         entry = operator.entry
     else:
@@ -188,9 +208,13 @@ def _why_not_batched(scheme, operator, mdp, reference_only: dict) -> str:
     return ""
 
 
-def batched_state(name: str):
+def batched_state(name: str) -> Any:
     """The batched state class of the registered operator ``name`` (its entry-point string)."""
-    module, _, attr = operator_entry(name).batched.partition(":")
+    batched = operator_entry(name).batched
+    if batched is None:
+        raise ValueError(f"operator {name!r} has no batched path; run it with "
+                         f"engine='reference'.")
+    module, _, attr = batched.partition(":")
     return getattr(importlib.import_module(module), attr)
 
 

@@ -38,11 +38,17 @@ import math
 import numbers
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 _SCALARS = (bool, int, float, str)
+_T = TypeVar("_T")
 
 
 class InvalidParameterError(ValueError, TypeError):
@@ -75,7 +81,7 @@ class Rule:
         return self.choices() if callable(self.choices) else self.choices
 
 
-def spec(default, **rule):
+def spec(default: _T, **rule: Any) -> _T:
     """A dataclass field with ``default`` and the :class:`Rule` ``rule`` (see the module doc)."""
     return dataclasses.field(default=default, metadata={"rule": Rule(**rule)})
 
@@ -94,7 +100,7 @@ class Kind:
         return self.base if isinstance(self.base, tuple) else (self.base,)
 
 
-def parse_annotation(annotation) -> Kind:
+def parse_annotation(annotation: object) -> Kind:
     """``int``, ``int | str``, ``tuple[int, ...]``, ``float | None``... as a :class:`Kind`."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
@@ -131,11 +137,11 @@ class Param:
         """The parsed annotation."""
         return parse_annotation(self.annotation)
 
-    def field(self):
+    def field(self) -> Any:
         """A dataclass field with this default and rule (a sweep field that passes it on)."""
         return dataclasses.field(default=self.default, metadata={"rule": self.rule})
 
-    def check(self, value, what: str, name: str):
+    def check(self, value: object, what: str, name: str) -> Any:
         """``value`` in canonical form, or InvalidParameterError naming ``what``.
 
         An option declared with the annotation ``object`` takes any value, unchecked.
@@ -145,7 +151,7 @@ class Param:
         return conform(value, self.kind, self.rule, what, example(name, self.default, "="))
 
 
-def param(annotation, default=None, **rule) -> Param:
+def param(annotation: object, default: object = None, **rule: Any) -> Param:
     """Declare an option: ``param(float, 0.1, gt=0, le=1)`` (see :class:`Rule`)."""
     return Param(annotation, default, Rule(**rule))
 
@@ -180,14 +186,14 @@ def check_params(params: dict[str, Param], given: dict, owner: str) -> dict:
 
 
 @functools.cache
-def schema(cls) -> dict[str, tuple[Kind, Rule]]:
+def schema(cls: type) -> dict[str, tuple[Kind, Rule]]:
     """Every field of the dataclass ``cls``: name -> (kind, rule); TypeError if unsupported."""
     hints = typing.get_type_hints(cls)
     return {f.name: (parse_annotation(hints[f.name]), f.metadata.get("rule", Rule()))
             for f in dataclasses.fields(cls)}
 
 
-def conform_fields(obj, label: str = "field") -> None:
+def conform_fields(obj: DataclassInstance, label: str = "field") -> None:
     """Check every field of the frozen dataclass ``obj`` and store its canonical value.
 
     Raises:
@@ -201,9 +207,9 @@ def conform_fields(obj, label: str = "field") -> None:
         object.__setattr__(obj, name, value)
 
 
-def conform(value, kind: Kind, rule: Rule, what: str, hint: str = ""):
+def conform(value: object, kind: Kind, rule: Rule, what: str, hint: str = "") -> Any:
     """``value`` checked against ``kind`` and ``rule``, in canonical form (see the module doc)."""
-    def fail(got, wrong_type=False):
+    def fail(got: str, wrong_type: bool = False) -> NoReturn:
         raise InvalidParameterError(f"{what} should be {describe(kind, rule)}, got {got}{hint}.")
 
     if value is None:
@@ -216,9 +222,12 @@ def conform(value, kind: Kind, rule: Rule, what: str, hint: str = ""):
         return _scalar(value, kind.bases, rule, fail)
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
         fail(_received(value), True)
-    items = tuple(_scalar(v, kind.bases, rule, lambda got, wrong_type, v=v: fail(
-        f"{list(value)!r} (item {v!r}: {_kind(v) if wrong_type else 'out of range'})"))
-        for v in value)
+
+    def fail_item(v: object) -> Callable[[str, bool], NoReturn]:
+        return lambda got, wrong_type: fail(
+            f"{list(value)!r} (item {v!r}: {_kind(v) if wrong_type else 'out of range'})")
+
+    items = tuple(_scalar(v, kind.bases, rule, fail_item(v)) for v in value)
     if len(items) < rule.min_items:
         fail(f"{list(value)!r} ({len(items)} items)", False)
     if rule.distinct and len(set(items)) < len(items):
@@ -226,7 +235,7 @@ def conform(value, kind: Kind, rule: Rule, what: str, hint: str = ""):
     return items
 
 
-def _is(value, base: type) -> bool:
+def _is(value: object, base: type) -> bool:
     is_bool = isinstance(value, (bool, np.bool_))
     if base is bool:
         return is_bool
@@ -237,7 +246,8 @@ def _is(value, base: type) -> bool:
     return isinstance(value, base)
 
 
-def _scalar(value, bases: tuple[type, ...], rule: Rule, fail):
+def _scalar(value: Any, bases: tuple[type, ...], rule: Rule,
+            fail: Callable[[str, bool], NoReturn]) -> Any:
     base = next((b for b in bases if _is(value, b)), None)
     if base is None:
         fail(_received(value), True)
@@ -253,7 +263,7 @@ def _scalar(value, bases: tuple[type, ...], rule: Rule, fail):
     return value
 
 
-def _in_range(x, rule: Rule) -> bool:
+def _in_range(x: float, rule: Rule) -> bool:
     return ((rule.ge is None or x >= rule.ge) and (rule.gt is None or x > rule.gt)
             and (rule.le is None or x <= rule.le) and (rule.lt is None or x < rule.lt))
 
@@ -262,7 +272,7 @@ _NAMES = {bool: ("a bool (true or false)", "bools (true or false)"), int: ("an i
           float: ("a finite float", "finite floats"), str: ("a string", "strings")}
 
 
-def _number(x) -> str:
+def _number(x: float) -> str:
     """A bound as written: an int in full (``2147483647``), a float short (``1e+06``)."""
     return str(x) if isinstance(x, int) else f"{x:g}"
 
@@ -292,7 +302,7 @@ def describe(kind: Kind, rule: Rule) -> str:
         parts += [c[2:] for c in [choices] if c and str in kind.bases]
         text = " or ".join(parts)
     else:
-        one, many = _NAMES[kind.base]
+        one, many = _NAMES[kind.bases[0]]
         text = one
         if kind.is_tuple:
             least = {0: "", 1: "non-empty "}.get(rule.min_items, f"at least {rule.min_items} ")
@@ -305,17 +315,17 @@ def describe(kind: Kind, rule: Rule) -> str:
     return text
 
 
-def _kind(value) -> str:
+def _kind(value: object) -> str:
     kinds = {bool: "a bool", int: "an int", float: "a float", str: "a string", list: "a list",
              tuple: "a list", dict: "a table"}
     return next((k for t, k in kinds.items() if isinstance(value, t)), type(value).__name__)
 
 
-def _received(value) -> str:
+def _received(value: object) -> str:
     return f"{value!r} ({_kind(value)})"
 
 
-def example(name: str, default, sep: str = " = ") -> str:
+def example(name: str, default: object, sep: str = " = ") -> str:
     """``'; e.g. noise = 0.1'``: the default written as TOML ('' for None or no default).
 
     ``sep="="`` writes it as a Python keyword argument (``'; e.g. noise=0.1'``).
@@ -326,6 +336,6 @@ def example(name: str, default, sep: str = " = ") -> str:
     return f"; e.g. {name}{sep}{json.dumps(value) if sep != '=' else repr(value)}"
 
 
-def set_params(obj, **given) -> None:
+def set_params(obj: Any, **given: object) -> None:
     """Store ``given`` on ``obj``, checked against ``type(obj).params`` (defaults filled in)."""
     vars(obj).update(check_params(type(obj).params, given, type(obj).__name__))

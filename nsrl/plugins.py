@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Iterable
 from importlib.metadata import entry_points
 
 ENTRY_POINT_GROUP = "nsrl.plugins"
@@ -80,7 +81,7 @@ def installed_plugins() -> tuple[str, ...]:
     return tuple(ep.value.replace(" ", "") for ep in entry_points(group=ENTRY_POINT_GROUP))
 
 
-def load_plugins(specs=(), *, installed: bool = True) -> tuple[str, ...]:
+def load_plugins(specs: Iterable[str] = (), *, installed: bool = True) -> tuple[str, ...]:
     """Load the installed plugins (unless ``installed=False``), then each of ``specs``.
 
     Args:

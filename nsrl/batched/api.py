@@ -33,6 +33,7 @@ def api(b: Batch, scheme, U, out) -> None:
     iteration); otherwise solvers.policy_values.
     """
     acts = start_actions(b, U.shape[0])
+    memory: int | np.ndarray  # one count (API), or one per run
     memory, alpha = rules.start_memory(scheme), rules.step_size(scheme, None, b.gamma, None)
     width, limits = b.nxt.shape[2], b.solvers
     low_rank = (1 < width < limits.gmres_min_branching and b.n >= limits.woodbury_min_states
@@ -74,7 +75,7 @@ def api_alpha(b: Batch, scheme, U, out) -> None:
         acts = b.greedy_nu(v, U[:, k])
         T = rules.mix(T, onehot[acts], alpha)
         rpi = rules.mix(rpi, b.mdp.R[b.states, acts], alpha)
-        if iterative:
+        if A is None:  # iterative
             v = solvers.table_values(b, T, rpi, v)
         else:
             solvers.mix(b, A, everyone, acts, alpha)

@@ -43,7 +43,7 @@ def cpi(b: Batch, scheme, U, out) -> None:
     # CPI+'s direct fallbacks read A in double precision; CPI(alpha) only factors it
     A, rpi = solvers.systems(b, pi0, np.float64 if plus else b.lu_dtype), b.mdp.R[b.states, pi0]
     inv = StaleInverse(b, A) if plus else None
-    lus = None if plus else refine.factor(b, A)
+    lus = [] if plus else refine.factor(b, A)  # CPI and CPI(alpha): the LU of each run
     v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else \
         refine.solve_factored(b, lus, T, rpi)
     memory, losses = np.full(n_runs, rules.start_memory(scheme), dtype=np.int64), b.loss(v)
@@ -53,7 +53,7 @@ def cpi(b: Batch, scheme, U, out) -> None:
     for k in range(U.shape[1]):
         if active.size:
             T_active = T[active]
-            if plus:
+            if inv is not None:  # CPI+
                 inv.refresh(active, A)
                 d[active] = inv.occupancy(active, T_active)
             else:
@@ -67,7 +67,7 @@ def cpi(b: Batch, scheme, U, out) -> None:
             if active.size:
                 _fold_in(b, T, rpi, A, active, acts, a)
                 memory[active] = rules.memory_after(scheme, memory[active], a)
-                if plus:
+                if inv is not None:  # CPI+
                     inv.drift[active] += a
                     v[active] = v_new[moved]
                 else:

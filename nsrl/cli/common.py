@@ -185,8 +185,8 @@ def operator_options(args, operators) -> dict:
         try:
             operator_entry(name).check(mine)
         except ValueError as exc:
-            flags = " ".join(f"{f} {v}" for f, v in given.items() if OPERATOR_FLAGS[f] in mine)
-            raise UsageError(f"--operator {name} with {flags}: {exc}") from None
+            shown = " ".join(f"{f} {v}" for f, v in given.items() if OPERATOR_FLAGS[f] in mine)
+            raise UsageError(f"--operator {name} with {shown}: {exc}") from None
     return options
 
 

@@ -8,11 +8,13 @@ segments by repeated squaring. ``I - gamma P_pi`` has condition number at most
 
 from __future__ import annotations
 
+from typing import overload
+
 import numpy as np
 
 from nsrl.exact.operators import apply_policy
 from nsrl.model.mdp import FiniteMDP
-from nsrl.policies import action_table, stationary_table
+from nsrl.policies import Policy, action_table, stationary_table
 
 
 def transition_matrix(mdp: FiniteMDP, table: np.ndarray) -> np.ndarray:
@@ -51,7 +53,7 @@ def evaluate_actions(mdp: FiniteMDP, actions: np.ndarray) -> np.ndarray:
     return np.linalg.solve(A, mdp.R[s, actions])
 
 
-def propagate(mdp: FiniteMDP, pi, M: np.ndarray) -> np.ndarray:
+def propagate(mdp: FiniteMDP, pi: Policy, M: np.ndarray) -> np.ndarray:
     """gamma P_pi M for a matrix M[s', j] (sparse successors)."""
     nxt, probs = mdp.successors
     if getattr(pi, "stochastic", False):
@@ -66,7 +68,14 @@ def propagate(mdp: FiniteMDP, pi, M: np.ndarray) -> np.ndarray:
 _REPEAT_BY_POWERS = 16
 
 
-def repeat(mdp: FiniteMDP, pi, count: int, c: np.ndarray, M: np.ndarray | None = None):
+@overload
+def repeat(mdp: FiniteMDP, pi: Policy, count: int, c: np.ndarray,
+           M: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def repeat(mdp: FiniteMDP, pi: Policy, count: int, c: np.ndarray,
+           M: None = None) -> tuple[np.ndarray, None]: ...
+def repeat(mdp: FiniteMDP, pi: Policy, count: int, c: np.ndarray,
+           M: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """(T_pi^count c, (gamma P_pi)^count M): ``count`` applications of one stationary policy.
 
     Up to a few repeats, one Bellman step (and sparse propagation) at a time. Beyond, in

@@ -25,6 +25,7 @@ import weakref
 from collections import OrderedDict
 
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.exact import dense
 from nsrl.exact.iterative import (
@@ -36,7 +37,14 @@ from nsrl.exact.iterative import (
 )
 from nsrl.exact.operators import apply_policy, check_mdp, policy_rows, q_values
 from nsrl.model.mdp import FiniteMDP, check_distribution
-from nsrl.policies import Deterministic, NonStationary, action_table, stationary_table
+from nsrl.policies import (
+    AnyPolicy,
+    Deterministic,
+    NonStationary,
+    Policy,
+    action_table,
+    stationary_table,
+)
 
 DENSE_MAX_STATES = 300  # dense LU up to here; certified iterative solves above (measured)
 _MAX_PI_ITERATIONS = 10_000
@@ -59,7 +67,7 @@ class ExactBackend:
             iteration).
     """
 
-    def __init__(self, mdp: FiniteMDP, memo_size: int = 32):
+    def __init__(self, mdp: FiniteMDP, memo_size: int = 32) -> None:
         self.mdp = check_mdp(mdp)
         self._memo: OrderedDict[int, tuple[object, np.ndarray]] = OrderedDict()
         self._memo_size = memo_size
@@ -69,7 +77,7 @@ class ExactBackend:
         self.v_star_bound: float | None = None
         self._warm: np.ndarray | None = None  # last stationary value: the next solve's start
 
-    def value(self, policy) -> np.ndarray:
+    def value(self, policy: AnyPolicy) -> np.ndarray:
         """v_pi of any policy kind (see the module docstring)."""
         hit = self._memo.get(id(policy))
         if hit is not None and hit[0] is policy:
@@ -82,7 +90,7 @@ class ExactBackend:
             self._memo.popitem(last=False)
         return v
 
-    def _compute(self, policy) -> np.ndarray:
+    def _compute(self, policy: AnyPolicy) -> np.ndarray:
         mdp = self.mdp
         if isinstance(policy, NonStationary):
             if policy.loop:
@@ -108,7 +116,7 @@ class ExactBackend:
 
     # -- large models -------------------------------------------------------------------
 
-    def _stationary(self, pi, tol: float | None = None) -> np.ndarray:
+    def _stationary(self, pi: Policy, tol: float | None = None) -> np.ndarray:
         """v_pi by a certified iterative solve (or the exact map solve at b = 1)."""
         mdp, g = self.mdp, self.mdp.gamma
         tol = self.value_tol if tol is None else tol
@@ -124,7 +132,7 @@ class ExactBackend:
         self._warm = v
         return v
 
-    def _repeat(self, pi, count: int, c: np.ndarray) -> np.ndarray:
+    def _repeat(self, pi: Policy, count: int, c: np.ndarray) -> np.ndarray:
         """T_pi^count c.
 
         Large models: T_pi^j c = v_pi + (gamma P_pi)^j (c - v_pi), and the last term is below
@@ -167,7 +175,7 @@ class ExactBackend:
             return functional_solve(F, c, kappa)
         rows = [(policy_rows(mdp, pi)[0], count) for pi, count in policy.segments]
 
-        def apply_M(x):
+        def apply_M(x: np.ndarray) -> np.ndarray:
             for P_pi, count in reversed(rows):
                 for _ in range(count):
                     x = g * (P_pi @ x)
@@ -234,7 +242,7 @@ class ExactBackend:
             actions = np.where(improve, best, actions)
         return v
 
-    def occupancy(self, policy, nu=None) -> np.ndarray:
+    def occupancy(self, policy: AnyPolicy, nu: npt.ArrayLike | None = None) -> np.ndarray:
         """d_{pi,nu} = (1 - gamma) nu (I - gamma P_pi)^{-1} for a stationary policy."""
         mdp = self.mdp
         nu = mdp.start if nu is None else check_distribution("nu", nu, mdp.n_states)
@@ -252,7 +260,7 @@ class ExactBackend:
                                    what=f"an occupancy d_(pi,nu) on {mdp!r}")
         return np.clip(d, 0.0, None) / np.clip(d, 0.0, None).sum()
 
-    def loss(self, policy, mu=None) -> float:
+    def loss(self, policy: AnyPolicy, mu: npt.ArrayLike | None = None) -> float:
         """mu (v* - v_pi), mu uniform unless given."""
         mdp = self.mdp
         mu = (
@@ -275,7 +283,7 @@ def backend(mdp: FiniteMDP) -> ExactBackend:
     return b
 
 
-def evaluate(mdp: FiniteMDP, policy) -> np.ndarray:
+def evaluate(mdp: FiniteMDP, policy: AnyPolicy) -> np.ndarray:
     """The exact value v_pi of any policy on ``mdp``.
 
     Examples:
@@ -293,12 +301,12 @@ def optimal_value(mdp: FiniteMDP) -> np.ndarray:
     return backend(mdp).optimal_value()
 
 
-def occupancy(mdp: FiniteMDP, policy, nu=None) -> np.ndarray:
+def occupancy(mdp: FiniteMDP, policy: AnyPolicy, nu: npt.ArrayLike | None = None) -> np.ndarray:
     """d_{pi,nu}, nu = the MDP's start distribution (uniform unless given)."""
     return backend(mdp).occupancy(policy, nu)
 
 
-def loss(mdp: FiniteMDP, policy, mu=None) -> float:
+def loss(mdp: FiniteMDP, policy: AnyPolicy, mu: npt.ArrayLike | None = None) -> float:
     """The loss mu (v* - v_pi) of any policy, mu uniform unless given.
 
     Examples:

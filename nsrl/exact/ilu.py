@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 
-def system_matrix(M) -> sp.csr_matrix:
+def system_matrix(M: sp.csr_matrix) -> sp.csr_matrix:
     """``A = I - M`` in CSR with sorted column indices and an explicit diagonal."""
     A = (sp.identity(M.shape[0], format="csr") - M).tocsr()
     A.sum_duplicates()
@@ -33,7 +33,8 @@ def system_matrix(M) -> sp.csr_matrix:
 
 
 @numba.njit(cache=True, nogil=True)
-def ilu0(indptr, indices, data):  # pragma: no cover - compiled
+def ilu0(indptr: np.ndarray, indices: np.ndarray,
+         data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     """ILU(0) of a CSR matrix with sorted indices: (L and U in A's pattern, diagonal positions).
 
     L has a unit diagonal (not stored); U's diagonal is at ``lu[diag[i]]``.
@@ -63,7 +64,8 @@ def ilu0(indptr, indices, data):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _precondition(indptr, indices, lu, diag, b, out):  # pragma: no cover - compiled
+def _precondition(indptr: np.ndarray, indices: np.ndarray, lu: np.ndarray, diag: np.ndarray,
+                  b: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
     """out = (LU)^-1 b: a forward sweep with L, a backward one with U."""
     n = b.shape[0]
     for i in range(n):
@@ -79,7 +81,8 @@ def _precondition(indptr, indices, lu, diag, b, out):  # pragma: no cover - comp
 
 
 @numba.njit(cache=True, nogil=True)
-def _product(indptr, indices, data, x, out):  # pragma: no cover - compiled
+def _product(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: np.ndarray,
+             out: np.ndarray) -> None:  # pragma: no cover - compiled
     for i in range(x.shape[0]):
         acc = 0.0
         for k in range(indptr[i], indptr[i + 1]):
@@ -88,8 +91,9 @@ def _product(indptr, indices, data, x, out):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def preconditioned_bicgstab(indptr, indices, data, lu, diag, c, x, atol,
-                            maxiter):  # pragma: no cover - compiled
+def preconditioned_bicgstab(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                            lu: np.ndarray, diag: np.ndarray, c: np.ndarray, x: np.ndarray,
+                            atol: float, maxiter: int) -> int:  # pragma: no cover - compiled
     """Right-preconditioned BiCGSTAB on A x = c (A in CSR), x updated in place.
 
     Right preconditioning keeps r the residual of the unpreconditioned system, so the stop
@@ -128,8 +132,8 @@ def preconditioned_bicgstab(indptr, indices, data, lu, diag, c, x, atol,
     return it
 
 
-def ilu_bicgstab(A: sp.csr_matrix, factors, c: np.ndarray, x0: np.ndarray, atol: float,
-                 maxiter: int) -> np.ndarray:
+def ilu_bicgstab(A: sp.csr_matrix, factors: tuple[np.ndarray, np.ndarray], c: np.ndarray,
+                 x0: np.ndarray, atol: float, maxiter: int) -> np.ndarray:
     """x solving ``A x = c`` from x0 (a copy), preconditioned by ``factors = ilu0(A)``."""
     x = np.array(x0, dtype=np.float64)
     preconditioned_bicgstab(A.indptr, A.indices, A.data, factors[0], factors[1], c, x, atol,

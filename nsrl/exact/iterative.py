@@ -28,6 +28,9 @@ O(n_S) by :func:`functional_solve`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, bicgstab, gmres
@@ -50,12 +53,13 @@ class NotCertifiedError(RuntimeError):
     """An iterative solve did not reach its certified tolerance (never returned silently)."""
 
 
-def _norm(x: np.ndarray, order) -> float:
+def _norm(x: np.ndarray, order: float) -> float:
     return float(np.abs(x).max() if order == np.inf else np.abs(x).sum())
 
 
-def certified_solve(M, c: np.ndarray, kappa: float, tol: float, x0=None,
-                    order=np.inf, what: str = "a value",
+def certified_solve(M: sp.csr_matrix | Callable[[np.ndarray], np.ndarray], c: np.ndarray,
+                    kappa: float, tol: float, x0: np.ndarray | None = None,
+                    order: float = np.inf, what: str = "a value",
                     precondition: bool = True) -> tuple[np.ndarray, float]:
     """Solve ``x = c + M x`` to a certified error ``||x - x*|| <= tol``.
 
@@ -91,10 +95,9 @@ def certified_solve(M, c: np.ndarray, kappa: float, tol: float, x0=None,
     spread = np.sqrt(n) if order == np.inf else 1.0 / np.sqrt(n)
     implied = target / 2 if order == np.inf else target / (2 * np.sqrt(n))
     atols = [target * spread / 10, None, implied]
-    compiled = HAVE_NUMBA and sp.issparse(M)
-    if compiled:
-        M = M.tocsr()
-    if compiled and precondition:  # plain (capped), then ILU(0)-preconditioned, then generic
+    csr = M.tocsr() if HAVE_NUMBA and sp.issparse(M) else None  # for the compiled solvers
+    plan: list[tuple[Callable[..., Any] | str, int, int]]
+    if csr is not None and precondition:  # plain (capped), ILU(0)-preconditioned, generic
         plan = [(bicgstab, 0, min(_PLAIN_ITER, _MAX_ITER)), ("ilu", 0, _MAX_ITER),
                 ("ilu", 1, _MAX_ITER), (gmres, 2, _MAX_ITER), (bicgstab, 2, _MAX_ITER)]
     else:
@@ -105,14 +108,15 @@ def certified_solve(M, c: np.ndarray, kappa: float, tol: float, x0=None,
         atol = atols[level]
         if atol is None:
             atol = target * ratio / 2 if ratio else atols[2]
-        if solver == "ilu":
+        if isinstance(solver, str):  # "ilu", planned only with csr
+            assert csr is not None
             if ilu is None:
-                A = system_matrix(M)
+                A = system_matrix(csr)
                 ilu = (A, ilu0(A.indptr, A.indices, A.data))
             x_new = ilu_bicgstab(ilu[0], ilu[1], c, x, atol, maxiter)
-        elif compiled and solver is bicgstab:
+        elif csr is not None and solver is bicgstab:
             x_new = x.copy()
-            _bicgstab(M.indptr, M.indices, M.data, c, x_new, atol, maxiter)
+            _bicgstab(csr.indptr, csr.indices, csr.data, c, x_new, atol, maxiter)
         else:
             kwargs = {"restart": 40} if solver is gmres else {}
             x_new, _ = solver(op, c, x0=x, rtol=0.0, atol=atol, maxiter=_MAX_ITER, **kwargs)
@@ -124,11 +128,11 @@ def certified_solve(M, c: np.ndarray, kappa: float, tol: float, x0=None,
         if bound <= tol:
             return x, bound
     if sp.issparse(M):  # Krylov methods stall on near-deterministic chains: a sparse LU
-        x_new = _sparse_direct(M, c)
-        if x_new is not None:
-            residual = _norm(c + apply_M(x_new) - x_new, order)
+        direct = _sparse_direct(M, c)
+        if direct is not None:
+            residual = _norm(c + apply_M(direct) - direct, order)
             if np.isfinite(residual) and residual / (1.0 - kappa) <= tol:
-                return x_new, residual / (1.0 - kappa)
+                return direct, residual / (1.0 - kappa)
             bound = min(bound, residual / (1.0 - kappa))
     raise NotCertifiedError(
         f"the iterative solve of {what} stopped at a certified error of {bound:.3g}, above the "
@@ -137,7 +141,7 @@ def certified_solve(M, c: np.ndarray, kappa: float, tol: float, x0=None,
     )
 
 
-def _sparse_direct(M, c: np.ndarray):
+def _sparse_direct(M: sp.csr_matrix, c: np.ndarray) -> np.ndarray | None:
     """(I - M)^-1 c by SuperLU, or None when its factors do not fit in memory."""
     from scipy.sparse.linalg import splu
 
@@ -152,7 +156,9 @@ if HAVE_NUMBA:
     import numba
 
     @numba.njit(cache=True, nogil=True)
-    def _residual_step(indptr, indices, data, src, out, dots, w):  # pragma: no cover
+    def _residual_step(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                       src: np.ndarray, out: np.ndarray, dots: np.ndarray,
+                       w: np.ndarray) -> tuple[float, float]:  # pragma: no cover
         """out = src - M src; returns (w . out, out . out) (w = None: only out . out)."""
         a = 0.0
         b = 0.0
@@ -167,7 +173,8 @@ if HAVE_NUMBA:
         return a, b
 
     @numba.njit(cache=True, nogil=True)
-    def _bicgstab(indptr, indices, data, c, x, atol, maxiter):  # pragma: no cover
+    def _bicgstab(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, c: np.ndarray,
+                  x: np.ndarray, atol: float, maxiter: int) -> int:  # pragma: no cover
         """BiCGSTAB (van der Vorst, 1992) on (I - M) x = c, M in CSR, x updated in place.
 
         Products fused with the dot products they feed; stops when the recurrence's
@@ -216,7 +223,8 @@ if HAVE_NUMBA:
         return it
 
     @numba.njit(cache=True)
-    def map_fixed_point(F, c, g):  # pragma: no cover - compiled
+    def map_fixed_point(F: np.ndarray, c: np.ndarray,
+                        g: float) -> np.ndarray:  # pragma: no cover - compiled
         """x = c + g x[F] for a map F (compiled; see :func:`functional_solve`)."""
         n = c.shape[0]
         x = np.empty(n)

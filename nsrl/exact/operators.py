@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from nsrl.model.kernels import HAVE_NUMBA
 from nsrl.model.mdp import FiniteMDP
-from nsrl.policies import action_table
+from nsrl.policies import Policy, action_table
 
 COMPILED_MIN_ENTRIES = 2**20  # S A b from which Q-values are computed by the compiled loop
 
@@ -22,7 +22,8 @@ if HAVE_NUMBA:
     import numba
 
     @numba.njit(cache=True, nogil=True)
-    def _q_compiled(R, nxt, probs, gamma, v, out):  # pragma: no cover - compiled
+    def _q_compiled(R: np.ndarray, nxt: np.ndarray, probs: np.ndarray, gamma: float,
+                    v: np.ndarray, out: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
         n_states, n_actions, width = nxt.shape
         for s in range(n_states):
             for a in range(n_actions):
@@ -33,7 +34,7 @@ if HAVE_NUMBA:
         return out
 
 
-def check_mdp(mdp) -> FiniteMDP:
+def check_mdp(mdp: object) -> FiniteMDP:
     """Raise TypeError unless ``mdp`` is a FiniteMDP."""
     if not isinstance(mdp, FiniteMDP):
         raise TypeError(
@@ -62,7 +63,7 @@ def bellman(mdp: FiniteMDP, table: np.ndarray, v: np.ndarray) -> np.ndarray:
     return (table * q_values(mdp, v)).sum(axis=-1)
 
 
-def apply_policy(mdp: FiniteMDP, pi, v: np.ndarray) -> np.ndarray:
+def apply_policy(mdp: FiniteMDP, pi: Policy, v: np.ndarray) -> np.ndarray:
     """T_pi v for any stationary policy object."""
     if getattr(pi, "stochastic", False):
         return bellman(mdp, pi.table(mdp), v)
@@ -70,7 +71,7 @@ def apply_policy(mdp: FiniteMDP, pi, v: np.ndarray) -> np.ndarray:
     return q[np.arange(mdp.n_states), action_table(pi, mdp)]
 
 
-def policy_rows(mdp: FiniteMDP, pi) -> tuple[sp.csr_matrix, np.ndarray]:
+def policy_rows(mdp: FiniteMDP, pi: Policy) -> tuple[sp.csr_matrix, np.ndarray]:
     """(P_pi as a CSR matrix (S, S), r_pi) of a stationary policy, in O(S A b) memory.
 
     A deterministic policy keeps b entries per row, a stochastic one n_A b (padding entries

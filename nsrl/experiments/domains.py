@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from nsrl.model.mdp import FiniteMDP
 from nsrl.model.mountain_car import mountain_car, mountain_car_nbytes
 from nsrl.model.structured import with_features
 from nsrl.params import check_params, param
+
+if TYPE_CHECKING:
+    from nsrl.experiments.presets import Shard, Sweep
 from nsrl.plugins import ensure_installed
 
 FEATURE_MAPS = ("rbf", "tiles", "rff")  # nsrl.greedy.feature_maps.KINDS (tested equal)
@@ -144,7 +148,7 @@ def check_instances(domain: str, n_actions: tuple, branching: tuple) -> None:
                          f"size is n_states), got {list(n_actions)} and {list(branching)}.")
 
 
-def domain_options(sweep) -> dict:
+def domain_options(sweep: Sweep) -> dict:
     """The options ``sweep`` passes to its domain's builder (checked; unknown refused)."""
     entry = domain_entry(sweep.domain)
     given = dict(sweep.domain_options)
@@ -153,7 +157,7 @@ def domain_options(sweep) -> dict:
     return entry.check(given)
 
 
-def build_mdp(sweep, shard) -> FiniteMDP:
+def build_mdp(sweep: Sweep, shard: Shard) -> FiniteMDP:
     """The MDP of ``shard`` (its instance seed derived by the sweep), with its features."""
     rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
     entry = domain_entry(sweep.domain)
@@ -166,7 +170,7 @@ def build_mdp(sweep, shard) -> FiniteMDP:
     return mdp
 
 
-def model_nbytes(sweep, shard) -> int:
+def model_nbytes(sweep: Sweep, shard: Shard) -> int:
     """Estimated peak bytes of :func:`build_mdp` (the model and Phi)."""
     p = sweep.features_of(shard.n_states)
     return int(domain_entry(sweep.domain).nbytes(shard.n_states, shard.n_actions,
@@ -175,7 +179,8 @@ def model_nbytes(sweep, shard) -> int:
 
 # --- the built-in families -----------------------------------------------------------------
 
-def _garnet(n_states, n_actions, branching, *, gamma, rng, n_features):
+def _garnet(n_states: int, n_actions: int, branching: int, *, gamma: float,
+            rng: np.random.Generator, n_features: int | None) -> FiniteMDP:
     return garnet(n_states, n_actions, branching, n_features, gamma, seed=rng)
 
 
@@ -186,12 +191,14 @@ def _garnet_nbytes(n_states: int, n_actions: int, branching: int,
 
 
 def _structured(kind: str) -> Callable[..., FiniteMDP]:
-    def build(n_states, n_actions, branching, *, gamma, rng, n_features, feature_map):
+    def build(n_states: int, n_actions: int, branching: int, *, gamma: float,
+              rng: np.random.Generator, n_features: int | None, feature_map: str) -> FiniteMDP:
         from nsrl.greedy.feature_maps import coordinate_features
 
         n = side(n_states)
         base = gridworld(n, gamma=gamma, seed=rng) if kind == "gridworld" else \
             mountain_car(n, n, gamma=gamma)
+        assert base.features is not None  # a grid's coordinates
         return with_features(base, coordinate_features(base.features, feature_map,
                                                        n_features or DEFAULT_FEATURES))
 

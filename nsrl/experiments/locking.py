@@ -27,7 +27,7 @@ from nsrl.experiments.safe_io import OutputError, output_error
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # absent on Windows: checked before use
 
 LOCK_NAME = ".nsrl.lock"
 _HELD: dict[str, list] = {}  # real path of a locked folder -> [fd, depth]

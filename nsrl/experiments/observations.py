@@ -201,7 +201,8 @@ def o2_cpi_plus_like_cpi_alpha_but_fast(f: Final) -> Check:
 def _stopped(f: Final, scheme: str, k: int) -> float:
     if f.stopped is None or (scheme, k) not in f.stopped.index:
         return float("nan")
-    return float(f.stopped.loc[(scheme, k), "stopped"])
+    # pandas-stubs types a cell as any scalar pandas holds (dates too)
+    return float(f.stopped.loc[(scheme, k), "stopped"])  # type: ignore[arg-type]
 
 
 def o3_api_alpha_close_to_cpi_alpha(f: Final) -> Check:
@@ -274,7 +275,8 @@ def o6_stable_in_size_vanishing_with_branching(f: Final) -> Check:
     shrinking = all(a > b for a, b in zip(ranges, ranges[1:], strict=False))
     measured = (f"Kendall tau {min(taus):.2f} (lowest) .. {max(taus):.2f}; range of means by "
                 f"b: {', '.join(f'{r:.2f}' for r in ranges)}")
-    return Check("O6", paper, crit, measured, min(taus) >= 0.6 and shrinking and len(ranges) > 1)
+    return Check("O6", paper, crit, measured,
+                 bool(min(taus) >= 0.6 and shrinking and len(ranges) > 1))
 
 
 class Comparison(NamedTuple):
@@ -395,7 +397,7 @@ def flips(table: pd.DataFrame) -> str:
         changed = [k for k, v in row.drop(["default", "robust"]).items() if v != row["default"]]
         if changed:
             words.append(f"{obs} {'fails' if row['default'] else 'holds'} at "
-                         f"{', '.join(changed)}")
+                         f"{', '.join(map(str, changed))}")
     return "; ".join(words) or "none"
 
 

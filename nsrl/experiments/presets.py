@@ -286,7 +286,7 @@ class Sweep:
         Derived from (instance, MDP, scheme, run), and the operator for a sample-based one
         (the projected operator keeps the keys its published results were computed with).
         """
-        key = (zlib.crc32(make_scheme(scheme).name.encode()),)
+        key: tuple[int, ...] = (zlib.crc32(make_scheme(scheme).name.encode()),)
         if self.sampled:
             key = (2,) + key + (zlib.crc32(self.operator.encode()),)
         else:

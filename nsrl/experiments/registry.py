@@ -12,12 +12,19 @@ every sweep of an experiment (resumable) and then its analysis, as the command l
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from nsrl.experiments import bigger, paper, quick, sampled, sensitivity
 from nsrl.experiments.experiment import Experiment
 from nsrl.experiments.presets import Sweep
 from nsrl.plugins import PluginError, ensure_installed, load_plugins
+
+if TYPE_CHECKING:
+    from nsrl.experiments.report import Coverage
+
+OnSweep = Callable[[str, Path, dict], object]  # on_sweep(variant, folder, result)
 
 EXPERIMENTS: dict[str, Experiment] = {}
 
@@ -107,14 +114,14 @@ def load_sweep(name: str) -> Sweep:
     return sweeps[variant]
 
 
-def experiment_of(folder) -> Experiment | None:
+def experiment_of(folder: str | Path) -> Experiment | None:
     """The registered experiment with variants whose results ``folder`` holds, if any."""
     if (Path(folder) / "manifest.json").exists():
         return None  # one sweep's folder
     return next((e for e in EXPERIMENTS.values() if e.variants and e.holds(folder)), None)
 
 
-def check_experiment(experiment: Experiment, out, **options) -> None:
+def check_experiment(experiment: Experiment, out: str | Path, **options: Any) -> None:
     """Raise ValueError for anything that would make :func:`run_experiment` fail; write nothing.
 
     An experiment with variants also needs ``out`` itself writable and not locked by another
@@ -131,8 +138,8 @@ def check_experiment(experiment: Experiment, out, **options) -> None:
         check_run(sweep, experiment.folder(out, variant), **options)
 
 
-def run_experiment(experiment: Experiment, out, *, report: bool = True, on_sweep=None,
-                   **options) -> dict:
+def run_experiment(experiment: Experiment, out: str | Path, *, report: bool = True,
+                   on_sweep: OnSweep | None = None, **options: Any) -> dict:
     """Run every sweep of ``experiment`` into ``out``, then its analysis once all are complete.
 
     Everything is checked (:func:`check_experiment`) before anything is written. Each sweep's
@@ -171,7 +178,8 @@ def run_experiment(experiment: Experiment, out, *, report: bool = True, on_sweep
         remove_made(made)  # a failed start: the folders it made, if still empty
 
 
-def _run_sweeps(experiment: Experiment, out, report: bool, on_sweep, options: dict) -> dict:
+def _run_sweeps(experiment: Experiment, out: str | Path, report: bool, on_sweep: OnSweep | None,
+                options: dict) -> dict:
     """:func:`run_experiment` once it is checked (and ``out`` locked, with variants)."""
     from nsrl.experiments.runner import run_sweep
 
@@ -192,7 +200,7 @@ def _run_sweeps(experiment: Experiment, out, report: bool, on_sweep, options: di
 REPORT_INPUTS = ("manifest.json", "shards", "sessions.jsonl")
 
 
-def write_sweep_report(folder):
+def write_sweep_report(folder: str | Path) -> tuple[list[Path], Coverage]:
     """Write a sweep folder's report (:func:`nsrl.experiments.report.write_report`) safely.
 
     The folder's lock is held, and the report is written in a private staging folder, then
@@ -221,7 +229,7 @@ def write_sweep_report(folder):
     return [folder / p.name for p in written], coverage
 
 
-def write_analysis(out, experiment: Experiment) -> list[Path]:
+def write_analysis(out: str | Path, experiment: Experiment) -> list[Path]:
     """Run ``experiment``'s analysis on ``out`` safely (as :func:`write_sweep_report`).
 
     The variants' folders (or a lone sweep's results) are linked into the staging folder,
@@ -230,6 +238,8 @@ def write_analysis(out, experiment: Experiment) -> list[Path]:
     from nsrl.experiments.locking import locked
     from nsrl.experiments.safe_io import staging
 
+    if experiment.analysis is None:  # nothing to write
+        return []
     inputs = tuple(experiment.variants) or REPORT_INPUTS
     with locked(out, "nsrl plot:"), staging(out, inputs) as stage:
         written = experiment.analysis(stage, experiment)

@@ -18,7 +18,7 @@ import pandas as pd
 
 from nsrl.experiments.observations import markdown_table, observations
 from nsrl.experiments.plots import plot_figure, plot_loss_vs_samples
-from nsrl.experiments.presets import Shard
+from nsrl.experiments.presets import Shard, Sweep
 from nsrl.experiments.stats import INSTANCE, STATS, final_summary, paper_stats, per_mdp
 from nsrl.experiments.storage import open_results, read_shard
 
@@ -54,7 +54,7 @@ class Coverage:
                 f"them")
 
 
-def load_per_mdp(out) -> tuple[object, pd.DataFrame, Coverage]:
+def load_per_mdp(out) -> tuple[Sweep, pd.DataFrame, Coverage]:
     """(sweep, per-MDP statistics of every intact shard, coverage).
 
     Every shard file is verified as ``--resume`` does (key, sweep fingerprint of the
@@ -65,8 +65,8 @@ def load_per_mdp(out) -> tuple[object, pd.DataFrame, Coverage]:
     parts, coverage = [], Coverage(total=len(sweep.shards()))
     for path in paths:
         table, problem = read_shard(path, sweep)
-        if problem:
-            coverage.excluded[path.name] = problem
+        if problem or table is None:
+            coverage.excluded[path.name] = problem or "unreadable"
             continue
         parts.append(per_mdp(table.to_pandas()))
         coverage.intact += 1
@@ -152,7 +152,7 @@ def _wall_time(out: Path) -> tuple[float, int]:
     """
     wall: dict[str, float] = {}
     for rec in _sessions(out):
-        sid = rec.get("session")
+        sid = str(rec.get("session"))
         if rec.get("event") == "end":
             wall[sid] = rec["wall_time"]
         elif rec.get("event") in ("start", "shard"):
@@ -172,7 +172,7 @@ def _stopping(pm: pd.DataFrame) -> list[str]:
     by = by[by.max(axis=1) > 0]
     if by.empty:
         return []
-    ks = [k for k in (5, 10, 20, 50, 100) if k in by.columns] or [by.columns[-1]]
+    ks: list = [k for k in (5, 10, 20, 50, 100) if k in by.columns] or [by.columns[-1]]
     table = by[ks].rename(columns=lambda k: f"k={k}")
     return ["## Stopping rule (fraction of runs stopped by iteration k)", "", markdown(table), ""]
 
@@ -206,7 +206,7 @@ def _cpu(out: Path, sweep) -> tuple[float, int, float]:
     total = sum(sum(v) for v in by_size.values())
     count = sum(len(v) for v in by_size.values())
     per_size = len(sweep.shards()) / len(sweep.n_states)
-    projected = sum(np.mean(v) * per_size for v in by_size.values())
+    projected = float(sum(np.mean(v) * per_size for v in by_size.values()))
     if set(by_size) != set(sweep.n_states):
         projected = float("nan")  # some n_S never measured: no honest projection
     return total, count, projected

@@ -68,11 +68,11 @@ def _register(added) -> None:
             raise TypeError(f"cannot register a {type(entry).__name__} in a worker.")
 
 
-def compute_shard(sweep: dict, shard: Shard, added=(), plugins=()) -> tuple[Shard, dict, float]:
+def compute_shard(spec: dict, shard: Shard, added=(), plugins=()) -> tuple[Shard, dict, float]:
     """Every scheme and run of ``sweep`` on ``shard``'s MDP, as tidy columns.
 
     Args:
-        sweep: ``Sweep.to_dict()`` (a plain dict travels to any worker).
+        spec: ``Sweep.to_dict()`` (a plain dict travels to any worker).
         shard: which instance and MDP.
         added: registry entries the worker needs beyond the built-in ones
             (:func:`registrations`).
@@ -87,7 +87,7 @@ def compute_shard(sweep: dict, shard: Shard, added=(), plugins=()) -> tuple[Shar
     cpu = time.process_time()
     load_plugins(plugins, installed=False)
     _register(added)
-    sweep = Sweep.from_dict(sweep)
+    sweep = Sweep.from_dict(spec)
     mdp = build_mdp(sweep, shard)
     K, R = sweep.n_iterations, sweep.n_runs
     parts = []

@@ -46,7 +46,8 @@ def _row(name: str, pm: pd.DataFrame) -> dict:
     if f.stopped is not None:
         for k in (1, 10, 20):
             if ("CPI+", k) in f.stopped.index:
-                row[f"CPI+ stopped k={k}"] = float(f.stopped.loc[("CPI+", k), "stopped"])
+                # pandas-stubs types a cell as any scalar pandas holds (dates too)
+                row[f"CPI+ stopped k={k}"] = float(f.stopped.loc[("CPI+", k), "stopped"])  # type: ignore[arg-type]
     if "samples" in pm.columns:
         last = f.pm.groupby("scheme")
         for scheme, s in last:

@@ -5,8 +5,24 @@ TransitionStore and the feature maps of coordinates (TileCoding, RBFGrid) load l
 ``import nsrl`` does not import scikit-learn.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from nsrl.greedy.base import Greedy, GreedyOperator, Nu, Occupancy, check_operator
 from nsrl.greedy.model_based import ExactGreedy, ProjectedGreedy
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers
+    from nsrl.greedy.critic import ExactCritic, RegressionCritic
+    from nsrl.greedy.feature_maps import (
+        RBFGrid,
+        TileCoding,
+        coordinate_features,
+        make_feature_map,
+    )
+    from nsrl.greedy.features import EstimatorPolicy
+    from nsrl.greedy.lstdq import LSTDQ
+    from nsrl.greedy.qpolicy import QTablePolicy
+    from nsrl.greedy.rollout import RolloutCSC, RolloutRegression
+    from nsrl.greedy.transitions import TransitionStore
 
 __all__ = [
     "EstimatorPolicy",
@@ -46,7 +62,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 

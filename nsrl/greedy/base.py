@@ -15,11 +15,14 @@ environment (reset distribution; geometric stopping for d_{pi,nu}).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.exact import backend
+from nsrl.model.mdp import FiniteMDP
+from nsrl.policies import AnyPolicy, Policy
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,13 @@ class Nu:
 class Occupancy:
     """The discounted occupancy d_{pi,nu} = (1 - gamma) nu (I - gamma P_pi)^{-1} of ``policy``."""
 
-    policy: object
+    policy: Policy
+
+
+Rho = Nu | Occupancy | np.ndarray  # a greedy step's distribution rho
+
+# A scikit-learn estimator or transformer: scikit-learn ships no annotations.
+Estimator: TypeAlias = Any
 
 
 @dataclass
@@ -45,7 +54,7 @@ class Greedy:
         samples: environment transitions this call drew (0 for model-based operators).
     """
 
-    policy: object
+    policy: Policy
     advantage: float = float("nan")
     samples: int = 0
 
@@ -54,14 +63,14 @@ class Greedy:
 class GreedyOperator(Protocol):
     """Anything with ``greedy(target, rho, rng)`` and ``value(policy, rng)``."""
 
-    def greedy(self, target, rho, rng: np.random.Generator) -> Greedy:
+    def greedy(self, target: AnyPolicy, rho: Rho, rng: np.random.Generator) -> Greedy:
         """An approximately greedy policy w.r.t. v_target under rho."""
 
-    def value(self, policy, rng: np.random.Generator) -> float:
+    def value(self, policy: AnyPolicy, rng: np.random.Generator) -> float:
         """An estimate of nu v_policy."""
 
 
-def check_operator(operator) -> GreedyOperator:
+def check_operator(operator: object) -> GreedyOperator:
     """Raise TypeError unless ``operator`` implements the greedy-operator interface."""
     if not isinstance(operator, GreedyOperator):
         raise TypeError(
@@ -71,7 +80,8 @@ def check_operator(operator) -> GreedyOperator:
     return operator
 
 
-def policy_advantage(rho, q, table, actions) -> np.ndarray | float:
+def policy_advantage(rho: np.ndarray, q: np.ndarray, table: np.ndarray,
+                     actions: npt.ArrayLike) -> np.ndarray | float:
     """rho (Q(., pi'(.)) - sum_a pi(a|.) Q(., a)): the advantage of pi' over pi under rho.
 
     With q = Q_{pi}, it is rho (T_{pi'} v_pi - v_pi) (value units), what CPI's step reads
@@ -94,7 +104,7 @@ def policy_advantage(rho, q, table, actions) -> np.ndarray | float:
     return float(gain) if np.ndim(gain) == 0 else gain
 
 
-def rho_array(mdp, rho) -> np.ndarray:
+def rho_array(mdp: FiniteMDP, rho: Rho) -> np.ndarray:
     """The distribution ``rho`` (Nu(), Occupancy(policy) or an array) as an array on ``mdp``."""
     if isinstance(rho, Nu):
         return mdp.start

@@ -34,15 +34,24 @@ estimate is unbiased for every target (a test oracle, and the best a critic can 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
 from sklearn.base import clone, is_regressor
 from sklearn.utils.validation import has_fit_parameter
 
-from nsrl.policies import NonStationary
+from nsrl.greedy.base import Estimator
+from nsrl.policies import AnyPolicy, NonStationary, Policy
+
+if TYPE_CHECKING:
+    from nsrl.greedy.features import StateFeatures
+    from nsrl.greedy.sampling import Sampler
+    from nsrl.model.mdp import FiniteMDP
 
 
-def tail(target, m: int):
+def tail(target: AnyPolicy, m: int) -> AnyPolicy | None:
     """What is left to follow at s_m, after the first action and m - 1 steps of ``target``.
 
     Returns None when a finite sequence ends before (it needs no critic).
@@ -55,17 +64,31 @@ def tail(target, m: int):
                                                    loop=True)
     if m - 1 >= len(target):
         return None
-    out = target
+    out: NonStationary | None = target
     for _ in range(m - 1):  # PSDP's suffixes are the parents: the exact backend caches them
-        out = out.parent
+        out = out.parent if out is not None else None
         if out is None:
             return NonStationary(target.policies[m - 1:], loop=False)
     return out
 
 
-def first_policy(policy):
+def first_policy(policy: AnyPolicy) -> Policy:
     """The stationary policy acting first."""
     return policy.policies[0] if isinstance(policy, NonStationary) else policy
+
+
+class Critic(Protocol):
+    """What ends a rollout: ``record`` a call's data, then ``values`` of a tail policy."""
+
+    def record(self, rec: Record) -> None:
+        """Keep the data of a finished greedy call."""
+
+    def ready(self, tail_policy: AnyPolicy) -> bool:
+        """Whether :meth:`values` has data for ``tail_policy``."""
+
+    def values(self, tail_policy: AnyPolicy, states: npt.ArrayLike, obs: np.ndarray,
+               rng: np.random.Generator | None) -> np.ndarray | None:
+        """V_hat(tail) at ``states`` (observations ``obs``), or None without data."""
 
 
 @dataclass
@@ -75,8 +98,8 @@ class Record:
     Repeated states are merged: ``q`` is the mean estimate of ``counts`` draws.
     """
 
-    target: object
-    policy: object
+    target: AnyPolicy
+    policy: Policy
     states: np.ndarray
     obs: np.ndarray
     q: np.ndarray
@@ -84,7 +107,8 @@ class Record:
     first: tuple | None = None  # (s, a, r, s') of every rollout's first transition
 
 
-def fit_weighted(estimator, x, y, counts=None):
+def fit_weighted(estimator: Estimator, x: np.ndarray | sp.csr_matrix, y: np.ndarray,
+                 counts: np.ndarray | None = None) -> Estimator:
     """Least squares on rows that stand for ``counts`` draws each (means of repeated states).
 
     Weighting a mean by its count has the same minimiser as the repeated rows; an estimator
@@ -109,7 +133,8 @@ class RegressionCritic:
         memory: how many recorded calls are kept (PSDP with m needs the last m).
     """
 
-    def __init__(self, regressor, features, sampler, memory: int):
+    def __init__(self, regressor: Estimator, features: StateFeatures, sampler: Sampler,
+                 memory: int) -> None:
         self.regressor, self.features, self.sampler = regressor, features, sampler
         self.records: list[Record] = []
         self.memory = int(memory)
@@ -118,7 +143,7 @@ class RegressionCritic:
         """Keep the data of a finished greedy call (its Q estimates, not its transitions)."""
         self.records = (self.records + [replace(rec, first=None)])[-self.memory:]
 
-    def source(self, tail_policy) -> Record | None:
+    def source(self, tail_policy: AnyPolicy) -> Record | None:
         """The recorded call whose Q estimates give V of ``tail_policy``, or None."""
         pi0 = first_policy(tail_policy)
         for rec in reversed(self.records):
@@ -126,7 +151,7 @@ class RegressionCritic:
                 return rec
         return self.records[-1] if self.records else None
 
-    def fit(self, tail_policy, rng):
+    def fit(self, tail_policy: AnyPolicy, rng: np.random.Generator | None) -> Estimator:
         """A regressor fitted to V of ``tail_policy``, or None without data."""
         from nsrl.greedy.sampling import action_probs
 
@@ -137,14 +162,15 @@ class RegressionCritic:
         y = (probs * rec.q).sum(axis=1)
         return fit_weighted(clone(self.regressor), self.features(rec.obs), y, rec.counts)
 
-    def values(self, tail_policy, states, obs, rng) -> np.ndarray | None:
+    def values(self, tail_policy: AnyPolicy, states: npt.ArrayLike, obs: np.ndarray,
+               rng: np.random.Generator | None) -> np.ndarray | None:
         """V_hat(tail) at ``states`` (observations ``obs``), or None without data."""
         reg = self.fit(tail_policy, rng)
         if reg is None:
             return None
         return np.asarray(reg.predict(self.features(obs)), dtype=np.float64)
 
-    def ready(self, tail_policy) -> bool:
+    def ready(self, tail_policy: AnyPolicy) -> bool:
         """Whether :meth:`values` has data for ``tail_policy``."""
         return bool(self.records)
 
@@ -164,9 +190,9 @@ class LSTDCritic:
     the values of a :class:`RegressionCritic` on the same records. Needs model-index states.
     """
 
-    def __init__(self, fallback: RegressionCritic, n_states: int, n_actions: int):
+    def __init__(self, fallback: RegressionCritic, n_states: int, n_actions: int) -> None:
         self.fallback, self.S, self.A = fallback, int(n_states), int(n_actions)
-        self.stats = None
+        self.stats: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def record(self, rec: Record) -> None:
         """Keep the call's first transitions as counts (only the latest call's)."""
@@ -180,11 +206,12 @@ class LSTDCritic:
         self.stats = (np.bincount(sa, minlength=self.S * self.A),
                       np.bincount(sa, r, minlength=self.S * self.A), keys, counts)
 
-    def ready(self, tail_policy) -> bool:
+    def ready(self, tail_policy: AnyPolicy) -> bool:
         """Whether :meth:`values` has data."""
         return self.fallback.ready(tail_policy)
 
-    def values(self, tail_policy, states, obs, rng) -> np.ndarray | None:
+    def values(self, tail_policy: AnyPolicy, states: npt.ArrayLike, obs: np.ndarray,
+               rng: np.random.Generator | None) -> np.ndarray | None:
         """V_hat(tail) at ``states``."""
         if isinstance(tail_policy, NonStationary) or self.stats is None:
             return self.fallback.values(tail_policy, states, obs, rng)
@@ -209,7 +236,9 @@ class LSTDCritic:
 _DENSE_CRITIC_MAX = 2000  # dense solve up to here, sparse LU above
 
 
-def _empirical_value(keys, counts, w_sa, n, has, r_hat, v, S, A, gamma) -> np.ndarray:
+def _empirical_value(keys: np.ndarray, counts: np.ndarray, w_sa: np.ndarray, n: np.ndarray,
+                     has: np.ndarray, r_hat: np.ndarray, v: np.ndarray, S: int, A: int,
+                     gamma: float) -> np.ndarray:
     """V on the states with data: ``(I - gamma P_hat) V = r_hat + gamma P_hat V_rest``.
 
     Up to :data:`_DENSE_CRITIC_MAX` states a dense P_hat (S x S) and LAPACK, as before; above,
@@ -228,16 +257,16 @@ def _empirical_value(keys, counts, w_sa, n, has, r_hat, v, S, A, gamma) -> np.nd
     s, s1 = keys // (S * A), keys % S
     keep = has[s]
     pos = np.cumsum(has) - 1  # row of each state with data
-    P = sp.csr_matrix(((w_sa[keys // S] * counts)[keep] / n[s[keep]], (pos[s[keep]], s1[keep])),
-                      shape=(int(has.sum()), S))
-    lhs = sp.identity(P.shape[0], format="csc") - gamma * P[:, has].tocsc()
-    return spsolve(lhs, r_hat + gamma * (P[:, ~has] @ v[~has]))
+    Ps = sp.csr_matrix(((w_sa[keys // S] * counts)[keep] / n[s[keep]], (pos[s[keep]], s1[keep])),
+                       shape=(int(has.sum()), S))
+    lhs = sp.identity(Ps.shape[0], format="csc") - gamma * Ps[:, has].tocsc()
+    return spsolve(lhs, r_hat + gamma * (Ps[:, ~has] @ v[~has]))
 
 
 class ExactCritic:
     """The exact value of the tail, from the model (an oracle, for tests and studies)."""
 
-    def __init__(self, mdp):
+    def __init__(self, mdp: FiniteMDP) -> None:
         from nsrl.exact import backend
 
         self.mdp, self._backend = mdp, backend(mdp)
@@ -245,23 +274,25 @@ class ExactCritic:
     def record(self, rec: Record) -> None:
         """Nothing to learn."""
 
-    def ready(self, tail_policy) -> bool:
+    def ready(self, tail_policy: AnyPolicy) -> bool:
         """Always."""
         return True
 
-    def values(self, tail_policy, states, obs, rng) -> np.ndarray:
+    def values(self, tail_policy: AnyPolicy, states: npt.ArrayLike, obs: np.ndarray,
+               rng: np.random.Generator | None) -> np.ndarray:
         """v_tail at ``states`` (model indices)."""
         return self._backend.value(tail_policy)[np.asarray(states, dtype=np.int64)]
 
 
-def _is_regressor(x) -> bool:
+def _is_regressor(x: object) -> bool:
     try:  # recent scikit-learn raises on objects that are not estimators at all
         return bool(is_regressor(x))
     except (AttributeError, TypeError):
         return False
 
 
-def make_critic(critic, features, sampler, memory: int):
+def make_critic(critic: object, features: StateFeatures, sampler: Sampler,
+                memory: int) -> Critic | None:
     """The critic object for the ``critic=`` argument of a rollout operator (None: none).
 
     ``critic`` is None, "lstd" (needs a finite model: :class:`LSTDCritic`, with a

@@ -18,20 +18,26 @@ a feature count, :func:`coordinate_features` applies one to a model's coordinate
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
+from typing import Self
 
 import numpy as np
+import numpy.typing as npt
+from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
+
+from nsrl.greedy.base import Estimator
 
 KINDS = ("rbf", "tiles", "rff")
 DISPLACEMENTS = np.array([1, 3, 5, 7, 11, 13, 17, 19])  # offsets per axis (odd, as advised)
 
 
-def _per_axis(name: str, value, d: int) -> np.ndarray:
+def _per_axis(name: str, value: int | Sequence[int], d: int) -> np.ndarray:
     """An int >= 1, or one per axis, as an int array of length d (else ValueError)."""
     values = np.broadcast_to(np.asarray(value), (d,)) if np.ndim(value) == 0 else \
         np.asarray(value)
-    if values.shape != (d,) or not all(isinstance(v, numbers.Integral) and v >= 1
+    if values.shape != (d,) or not all(isinstance(v, numbers.Integral) and int(v) >= 1
                                        for v in values.tolist()):
         raise ValueError(f"{name} should be an int >= 1 or one per coordinate ({d} here), got "
                          f"{value!r}; e.g. {name}=8.")
@@ -69,12 +75,13 @@ class TileCoding(TransformerMixin, BaseEstimator):
         array([3., 3., 3.])
     """
 
-    def __init__(self, n_tiles=8, n_tilings: int = 4, sparse_output: bool = False):
+    def __init__(self, n_tiles: int | Sequence[int] = 8, n_tilings: int = 4,
+                 sparse_output: bool = False) -> None:
         self.n_tiles, self.n_tilings, self.sparse_output = n_tiles, n_tilings, sparse_output
 
-    def fit(self, X, y=None):
+    def fit(self, X: npt.ArrayLike, y: object = None) -> Self:
         """Learn the bounding box of X (n_samples, n_coordinates)."""
-        X = check_array(X, dtype=np.float64)
+        X = np.asarray(check_array(X, dtype=np.float64))
         self.n_tiles_ = _per_axis("n_tiles", self.n_tiles, X.shape[1])
         self.n_tilings_ = int(_per_axis("n_tilings", self.n_tilings, 1)[0])
         self.low_, high = _bounds(X)
@@ -90,10 +97,10 @@ class TileCoding(TransformerMixin, BaseEstimator):
         """Columns of the output: n_tilings x prod(n_tiles + 1)."""
         return int(self.n_tilings_ * np.prod(self.n_tiles_ + 1))
 
-    def transform(self, X):
+    def transform(self, X: npt.ArrayLike) -> np.ndarray | sparse.csr_matrix:
         """The active tiles of each row of X, one per tiling."""
         check_is_fitted(self)
-        X = check_array(X, dtype=np.float64)
+        X = np.asarray(check_array(X, dtype=np.float64))
         u = (X - self.low_) / self.width_  # coordinates in tile widths
         per_tiling = int(np.prod(self.n_tiles_ + 1))
         cols = np.empty((X.shape[0], self.n_tilings_), dtype=np.int64)
@@ -126,29 +133,29 @@ class RBFGrid(TransformerMixin, BaseEstimator):
         (2, 9)
     """
 
-    def __init__(self, n_centres=10, width: float = 1.0):
+    def __init__(self, n_centres: int | Sequence[int] = 10, width: float = 1.0) -> None:
         self.n_centres, self.width = n_centres, width
 
-    def fit(self, X, y=None):
+    def fit(self, X: npt.ArrayLike, y: object = None) -> Self:
         """Place the centres on X's bounding box (n_samples, n_coordinates)."""
-        X = check_array(X, dtype=np.float64)
+        X = np.asarray(check_array(X, dtype=np.float64))
         self.n_centres_ = _per_axis("n_centres", self.n_centres, X.shape[1])
         if isinstance(self.width, bool) or not isinstance(self.width, numbers.Real) \
                 or not np.isfinite(self.width) or self.width <= 0:
             raise ValueError(f"width should be a float > 0 (the Gaussian's standard deviation "
                              f"in centre spacings), got {self.width!r}; e.g. width=1.0.")
         low, high = _bounds(X)
-        self.axes_ = [np.linspace(lo, hi, k) for lo, hi, k in zip(low, high, self.n_centres_,
-                                                                  strict=True)]
+        self.axes_: list[np.ndarray] = [np.linspace(lo, hi, k) for lo, hi, k
+                                        in zip(low, high, self.n_centres_, strict=True)]
         spacing = (high - low) / np.maximum(self.n_centres_ - 1, 1)
-        self.scale_ = float(self.width) * spacing
+        self.scale_: np.ndarray = float(self.width) * spacing
         self.n_features_in_ = X.shape[1]
         return self
 
-    def transform(self, X):
+    def transform(self, X: npt.ArrayLike) -> np.ndarray | sparse.csr_matrix:
         """The value of every basis function at every row of X, (n_samples, prod(n_centres))."""
         check_is_fitted(self)
-        X = check_array(X, dtype=np.float64)
+        X = np.asarray(check_array(X, dtype=np.float64))
         out = np.ones((X.shape[0], 1))
         for i, axis in enumerate(self.axes_):  # the Gaussian is a product over the axes
             g = np.exp(-0.5 * ((X[:, i:i + 1] - axis[None, :]) / self.scale_[i]) ** 2)
@@ -157,7 +164,7 @@ class RBFGrid(TransformerMixin, BaseEstimator):
 
 
 def make_feature_map(kind: str = "rbf", n_features: int = 100, n_coordinates: int = 2,
-                     random_state: int = 0):
+                     random_state: int = 0) -> Estimator:
     """An unfitted transformer of about ``n_features`` features of ``n_coordinates`` coordinates.
 
     ``"rbf"``: :class:`RBFGrid` with round(n_features^(1/d)) centres per axis; ``"tiles"``:
@@ -191,7 +198,8 @@ def make_feature_map(kind: str = "rbf", n_features: int = 100, n_coordinates: in
                                                     random_state=random_state))
 
 
-def coordinate_features(coordinates, kind: str = "rbf", n_features: int = 100) -> np.ndarray:
+def coordinate_features(coordinates: npt.ArrayLike, kind: str = "rbf",
+                        n_features: int = 100) -> np.ndarray:
     """Phi = a feature map of a model's coordinates (e.g. ``mdp.features`` of a grid world).
 
     Examples:

@@ -10,7 +10,15 @@ estimator, acts on observations, and is tabulated on a finite model for the exac
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from nsrl.greedy.base import Estimator
+from nsrl.model.mdp import FiniteMDP
 
 
 class StateFeatures:
@@ -25,17 +33,19 @@ class StateFeatures:
             (:func:`make_features` gives it a clone of an unfitted transformer).
     """
 
-    def __init__(self, kind: str, table=None, transformer=None):
+    def __init__(self, kind: str, table: np.ndarray | sp.csr_matrix | None = None,
+                 transformer: Estimator = None) -> None:
         self.kind, self.table, self.transformer = kind, table, transformer
         self._fitted = transformer is not None and _is_fitted(transformer)
 
     def __repr__(self) -> str:
         return f"StateFeatures({self.kind})"
 
-    def __call__(self, obs) -> np.ndarray:
+    def __call__(self, obs: npt.ArrayLike) -> np.ndarray | sp.csr_matrix:
         """Features of a batch of observations."""
         obs = np.asarray(obs)
         if self.kind == "table":
+            assert self.table is not None  # kind "table" has one
             return self.table[obs.astype(np.int64)]
         x = obs.reshape(len(obs), -1).astype(np.float64)
         if self.kind == "identity":
@@ -46,7 +56,7 @@ class StateFeatures:
         return np.asarray(self.transformer.transform(x), dtype=np.float64)
 
 
-def _is_fitted(estimator) -> bool:
+def _is_fitted(estimator: Estimator) -> bool:
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted
 
@@ -57,7 +67,7 @@ def _is_fitted(estimator) -> bool:
     return True
 
 
-def _index_observations(env) -> bool:
+def _index_observations(env: Any) -> bool:
     import gymnasium
 
     space = getattr(env, "single_observation_space", None) or env.observation_space
@@ -69,7 +79,7 @@ def _index_observations(env) -> bool:
 DENSE_ONE_HOT_MAX = 4096
 
 
-def one_hot_table(n: int):
+def one_hot_table(n: int) -> np.ndarray | sp.csr_matrix:
     """The one-hot feature table of n states: the identity, dense or sparse by size."""
     if n <= DENSE_ONE_HOT_MAX:
         return np.eye(n)
@@ -78,7 +88,7 @@ def one_hot_table(n: int):
     return sp.identity(n, format="csr")
 
 
-def make_features(spec, env, mdp) -> StateFeatures:
+def make_features(spec: object, env: Any, mdp: FiniteMDP | None) -> StateFeatures:
     """The feature map named by ``spec`` for observations of ``env``.
 
     Args:
@@ -117,8 +127,9 @@ def make_features(spec, env, mdp) -> StateFeatures:
         return StateFeatures("table", table=np.asarray(mdp.features))
     import scipy.sparse as sp
 
-    table = sp.csr_matrix(spec, dtype=np.float64) if sp.issparse(spec) else \
-        np.asarray(spec, dtype=np.float64)
+    # scipy-stubs: issparse narrows to SparseABC, which declares none of a matrix's API
+    table = (sp.csr_matrix(spec, dtype=np.float64)  # type: ignore[call-overload]
+             if sp.issparse(spec) else np.asarray(spec, dtype=np.float64))
     if table.ndim != 2 or not index:
         raise ValueError(
             f"a feature array should be (n_states, p) for index observations, got shape "
@@ -142,7 +153,9 @@ class EstimatorPolicy:
     memory = 1
     stochastic = False
 
-    def __init__(self, features, classifier=None, regressors=None, constant=None, observe=None):
+    def __init__(self, features: StateFeatures, classifier: Estimator = None,
+                 regressors: list[Estimator] | None = None, constant: int | None = None,
+                 observe: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         self.features, self.classifier, self.regressors = features, classifier, regressors
         self.constant, self.observe = constant, observe
         self._table: tuple[object, np.ndarray] | None = None
@@ -151,7 +164,8 @@ class EstimatorPolicy:
         inner = self.classifier if self.classifier is not None else self.regressors
         return f"EstimatorPolicy({inner if self.constant is None else self.constant})"
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs: npt.ArrayLike, phase: int = 0,
+            rng: np.random.Generator | None = None) -> np.ndarray:
         """Actions for a batch of observations."""
         obs = np.asarray(obs)
         if self.constant is not None:
@@ -159,10 +173,11 @@ class EstimatorPolicy:
         x = self.features(obs)
         if self.classifier is not None:
             return np.asarray(self.classifier.predict(x), dtype=np.int64)
+        assert self.regressors is not None  # a classifier or regressors
         q = np.stack([reg.predict(x) for reg in self.regressors], axis=1)
         return np.argmax(q, axis=1)
 
-    def action_table(self, mdp) -> np.ndarray:
+    def action_table(self, mdp: FiniteMDP) -> np.ndarray:
         """The action in every state of ``mdp`` (computed once per model, then reused)."""
         if self._table is None or self._table[0] is not mdp:
             states = np.arange(mdp.n_states)
@@ -172,7 +187,7 @@ class EstimatorPolicy:
             self._table = (mdp, actions)
         return self._table[1]
 
-    def table(self, mdp) -> np.ndarray:
+    def table(self, mdp: FiniteMDP) -> np.ndarray:
         """The one-hot table pi[s, a]."""
         from nsrl.policies import one_hot
 

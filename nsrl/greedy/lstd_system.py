@@ -40,13 +40,30 @@ theta_0 is returned: ``W_0(x, a) = psi(x, a) . theta_0`` is Q of the target.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from nsrl.exact import DENSE_MAX_STATES, certified_solve
-from nsrl.policies import NonStationary
+from nsrl.policies import AnyPolicy, NonStationary, Policy
+
+if TYPE_CHECKING:
+    from nsrl.greedy.sampling.common import Transitions
+    from nsrl.greedy.transitions import IndexCounts
+
+# A dense array or a scipy.sparse matrix: the code uses what both have (@, .T, shape, +);
+# scipy-stubs types the two apart, so such a value is typed Any.
+Matrix: TypeAlias = Any
+Probs = Callable[[Policy], np.ndarray]  # pi -> pi(a' | x') at the next states
+
+
+def _sparse(x: Matrix) -> bool:
+    """``sp.issparse(x)``, as a plain bool: scipy-stubs narrows to an ABC with no matrix API."""
+    return bool(sp.issparse(x))
 
 
 class IndexSystem:
@@ -58,12 +75,13 @@ class IndexSystem:
         probs: ``probs(pi) -> (n_index, n_actions)``, pi(a' | x') at every index x'.
     """
 
-    def __init__(self, counts, table, probs):
+    def __init__(self, counts: IndexCounts, table: Matrix, probs: Probs) -> None:
         self.counts, self.probs = counts, probs
-        self.table = table.tocsr() if sp.issparse(table) else np.asarray(table, dtype=float)
+        self.table = cast(Matrix, table.tocsr() if _sparse(table)
+                          else np.asarray(table, dtype=float))
         n, A = counts.n_index, counts.n_actions
         self.one_hot = self.table.shape == (n, n) and is_identity(self.table)
-        self.sparse = sp.issparse(self.table) and not self.one_hot  # e.g. tile coding
+        self.sparse = _sparse(self.table) and not self.one_hot  # e.g. tile coding
         self.next = counts.next_matrix()
         norms = np.ones(n) if self.one_hot else (
             np.asarray(self.table.multiply(self.table).sum(axis=1)).ravel() if self.sparse
@@ -72,11 +90,13 @@ class IndexSystem:
         self.scale = float(counts.states @ norms / total) if total > 0 else float(norms.mean())
         if self.one_hot:
             self.d = n * A
-            self.gram, self.b = sp.diags(counts.visits).tocsr(), counts.rewards.copy()
+            self.gram: Matrix = sp.diags(counts.visits).tocsr()
+            self.b = counts.rewards.copy()
             return
         p = self.table.shape[1]
         self.d = A * p
-        self._left = []  # Phi^T N_a, (p, n): the pairs' side of X_pi, shared by every target
+        # Phi^T N_a, (p, n): the pairs' side of X_pi, shared by every target
+        self._left: list[Matrix] = []
         if self.sparse:  # G is block diagonal and sparse, X_pi sparse: O(nnz) memory
             blocks = []
             self.b = np.zeros(self.d)
@@ -94,12 +114,12 @@ class IndexSystem:
             self.b[blk] = self.table.T @ counts.rewards[rows]
             self._left.append(np.asarray((self.next[rows].T @ self.table).T))
 
-    def average(self, pi, theta) -> np.ndarray:
+    def average(self, pi: Policy, theta: np.ndarray) -> np.ndarray:
         """sum_a' pi(a' | x') theta[(x', a')] for every x' (one-hot: theta's value under pi)."""
         n = self.counts.n_index
         return (self.probs(pi) * theta.reshape(self.counts.n_actions, n).T).sum(axis=1)
 
-    def cross_mv(self, pi, theta) -> np.ndarray:
+    def cross_mv(self, pi: Policy, theta: np.ndarray) -> np.ndarray:
         """X_pi theta, without forming X_pi for one-hot features: N(x, a, .) @ (pi theta)."""
         if self.one_hot:
             return self.next @ self.average(pi, theta)
@@ -109,11 +129,13 @@ class IndexSystem:
             return np.concatenate([left @ values for left in self._left])
         return self.cross(pi) @ theta
 
-    def cross(self, pi):
+    def cross(self, pi: Policy) -> Matrix:
         """X_pi (sparse for one-hot features, dense otherwise)."""
         probs, A = self.probs(pi), self.counts.n_actions
         if self.one_hot:  # column block a' scales N(., x') by pi(a' | x')
-            blocks = [self.next.multiply(probs[None, :, a]).tocsr() for a in range(A)]
+            # scipy-stubs: a sparse matrix times a dense array is sparse, not an ndarray
+            blocks = [self.next.multiply(probs[None, :, a]).tocsr()  # type: ignore[attr-defined]
+                      for a in range(A)]
             out = sp.hstack(blocks, format="csr")
             out.eliminate_zeros()
             return out
@@ -138,24 +160,27 @@ class DenseGram:
     so that a call with reuse only computes X_pi over the stored transitions.
     """
 
-    def __init__(self, features, n_actions: int):
+    def __init__(self, features: Callable[[np.ndarray], Matrix], n_actions: int) -> None:
         self.features, self.n_actions = features, n_actions
-        self.gram = self.b = None
+        self.gram: np.ndarray | None = None
+        self.b: np.ndarray | None = None
         self.norms = self.weight = 0.0
 
-    def update(self, data, weights=None, sign: float = 1.0) -> None:
+    def update(self, data: Transitions, weights: npt.ArrayLike | None = None,
+               sign: float = 1.0) -> None:
         """Add (``sign`` = 1) or remove (``sign`` = -1) the sums of ``data``."""
         phi = self.features(data.obs)
         w = sign * (np.ones(len(phi)) if weights is None else np.asarray(weights, float))
         n, p = phi.shape
-        if self.gram is None:
+        if self.gram is None or self.b is None:
             self.gram, self.b = np.zeros((self.n_actions * p,) * 2), np.zeros(self.n_actions * p)
+        gram, b = self.gram, self.b
         actions, r = np.asarray(data.actions), np.asarray(data.rewards, dtype=float)
         for a in range(self.n_actions):
             idx, blk = np.flatnonzero(actions == a), slice(a * p, (a + 1) * p)
             wphi = w[idx, None] * phi[idx]
-            self.gram[blk, blk] += wphi.T @ phi[idx]
-            self.b[blk] += wphi.T @ r[idx]
+            gram[blk, blk] += wphi.T @ phi[idx]
+            b[blk] += wphi.T @ r[idx]
         self.norms += float(w @ (phi**2).sum(axis=1))
         self.weight += float(w.sum())
 
@@ -172,7 +197,9 @@ class DenseSystem:
         sums: a :class:`DenseGram` of the same transitions (None: computed here).
     """
 
-    def __init__(self, phi, phi_next, data, weights, n_actions, probs, sums=None):
+    def __init__(self, phi: Matrix, phi_next: Matrix, data: Transitions,
+                 weights: npt.ArrayLike | None, n_actions: int, probs: Probs,
+                 sums: DenseGram | None = None) -> None:
         n, p = phi.shape
         w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
         self.probs, self.phi_next, self.live = probs, phi_next, ~np.asarray(data.done, bool)
@@ -183,14 +210,15 @@ class DenseSystem:
         if sums is None:
             sums = DenseGram(lambda _: phi, n_actions)
             sums.update(data, weights)
+        assert sums.gram is not None and sums.b is not None  # update() was called
         self.gram, self.b = sums.gram, sums.b
         self.scale = sums.norms / sums.weight if sums.weight > 0 else 1.0
 
-    def cross_mv(self, pi, theta) -> np.ndarray:
+    def cross_mv(self, pi: Policy, theta: np.ndarray) -> np.ndarray:
         """X_pi theta."""
         return self.cross(pi) @ theta
 
-    def cross(self, pi) -> np.ndarray:
+    def cross(self, pi: Policy) -> np.ndarray:
         """X_pi, grouping transitions by (a, a') so a deterministic pi costs O(n p^2)."""
         probs, p = self.probs(pi) * self.live[:, None], self.p
         out = np.zeros((self.d, self.d))
@@ -203,9 +231,9 @@ class DenseSystem:
         return out
 
 
-def is_identity(table) -> bool:
+def is_identity(table: Matrix) -> bool:
     """True for the identity matrix, dense or scipy.sparse (one-hot features)."""
-    if sp.issparse(table):
+    if _sparse(table):
         n = table.shape[0]
         return bool(table.shape == (n, n) and table.nnz == n and np.all(table.diagonal() == 1.0))
     table = np.asarray(table)
@@ -214,8 +242,8 @@ def is_identity(table) -> bool:
     return bool(np.all(np.diag(table) == 1.0) and np.count_nonzero(table) == len(table))
 
 
-def _solve(matrix, rhs) -> np.ndarray:
-    if sp.issparse(matrix):
+def _solve(matrix: Matrix, rhs: np.ndarray) -> np.ndarray:
+    if _sparse(matrix):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", spla.MatrixRankWarning)
             out = spla.spsolve(matrix.tocsc(), rhs)
@@ -230,11 +258,12 @@ def _solve(matrix, rhs) -> np.ndarray:
     return np.asarray(out)
 
 
-def _eye(system, size: int):
-    return sp.identity(size, format="csr") if sp.issparse(system.gram) else np.eye(size)
+def _eye(system: System, size: int) -> Matrix:
+    return sp.identity(size, format="csr") if _sparse(system.gram) else np.eye(size)
 
 
-def solve_tabular_loop(system, policies, gamma: float, lam: float) -> np.ndarray:
+def solve_tabular_loop(system: IndexSystem, policies: list[Policy], gamma: float,
+                       lam: float) -> np.ndarray:
     """:func:`solve_loop` for one-hot features, on the n-dimensional values u_j = pi_j theta_{j+1}.
 
     With F = diag(f) (f = N(x, a) + lambda), block j reads theta_j = f^-1 (b + gamma N u_j),
@@ -248,11 +277,12 @@ def solve_tabular_loop(system, policies, gamma: float, lam: float) -> np.ndarray
                          "use ridge > 0.")
     n = system.counts.n_index
     fb = system.b / f
-    steps = []
+    steps: list[Callable[[np.ndarray], np.ndarray]] = []
     for pi in policies:
         probs = system.probs(pi)
 
-        def step(y, probs=probs):  # pi f^-1 (.) applied to the pairs' values y (n A, ...)
+        # pi f^-1 (.) applied to the pairs' values y (n A, ...)
+        def step(y: np.ndarray, probs: np.ndarray = probs) -> np.ndarray:
             y = y.reshape(system.counts.n_actions, n, *y.shape[1:])
             return np.einsum("xa,ax...->x...", probs, y)
 
@@ -262,7 +292,7 @@ def solve_tabular_loop(system, policies, gamma: float, lam: float) -> np.ndarray
         c = step(fb) + gamma * step((system.next @ c) / f)
     if n > DENSE_MAX_STATES:  # M = L_0 ... L_{m-1} as an operator, O(n A b) per product
 
-        def apply_M(x):
+        def apply_M(x: np.ndarray) -> np.ndarray:
             for step in reversed(steps):
                 x = gamma * step((system.next @ x) / f)
             return x
@@ -279,17 +309,17 @@ def solve_tabular_loop(system, policies, gamma: float, lam: float) -> np.ndarray
     return fb + gamma * (system.next @ u0) / f
 
 
-def solve_loop(system, policies, gamma: float, lam: float) -> np.ndarray:
+def solve_loop(system: System, policies: list[Policy], gamma: float, lam: float) -> np.ndarray:
     """theta_0 for the loop p_0 ... p_{m-1} (m = 1: a stationary or mixture target)."""
-    if getattr(system, "one_hot", False):
+    if isinstance(system, IndexSystem) and system.one_hot:
         return solve_tabular_loop(system, policies, gamma, lam)
     m, d, G = len(policies), system.d, system.gram
     cross = [system.cross(pi) for pi in policies]
     if m == 1:
         return _solve(G - gamma * cross[0] + lam * _eye(system, d), system.b)
     F = G + lam * _eye(system, d)
-    if sp.issparse(G):
-        grid = [[None] * m for _ in range(m)]
+    if _sparse(G):
+        grid: list[list[Matrix]] = [[None] * m for _ in range(m)]
         for j in range(m):
             grid[j][j] = F
             grid[j][(j + 1) % m] = -gamma * cross[j]
@@ -312,38 +342,38 @@ def solve_loop(system, policies, gamma: float, lam: float) -> np.ndarray:
     return _solve(np.eye(d) - K, c)
 
 
-def solve_finite(system, policies, gamma: float, lam: float, uniform,
-                 state_reward: bool) -> np.ndarray:
+def solve_finite(system: System, policies: list[Policy], gamma: float, lam: float,
+                 uniform: Policy, state_reward: bool) -> np.ndarray:
     """theta_0 for the finite sequence p_0 ... p_{k-1}, backwards (``uniform``: 1/A policy)."""
     F = system.gram + lam * _eye(system, system.d)
-    if sp.issparse(F) and not getattr(system, "one_hot", False):  # sparse features
+    if _sparse(F) and not getattr(system, "one_hot", False):  # sparse features
         factor = spla.splu(F.tocsc())
 
-        def regress(y):
+        def regress(y: np.ndarray) -> np.ndarray:
             out = factor.solve(y)
             if not np.all(np.isfinite(out)):
                 raise ValueError("the LSTD-Q Gram matrix is singular (features without "
                                  "data?): use ridge > 0.")
             return out
-    elif sp.issparse(F):  # one-hot: F is diagonal
+    elif _sparse(F):  # one-hot: F is diagonal
         diag = F.diagonal()
         if np.any(diag <= 0):
             raise ValueError("the LSTD-Q system is singular (state-action pairs without "
                              "data): use ridge > 0.")
 
-        def regress(y):
+        def regress(y: np.ndarray) -> np.ndarray:
             return y / diag
     else:
         from scipy.linalg import cho_factor, cho_solve
 
         try:
-            factor = cho_factor(F)
+            cho = cho_factor(F)
         except np.linalg.LinAlgError:
             raise ValueError("the LSTD-Q Gram matrix is singular (features without data?): "
                              "use ridge > 0.") from None
 
-        def regress(y):
-            return cho_solve(factor, y)
+        def regress(y: np.ndarray) -> np.ndarray:
+            return cho_solve(cho, y)
     theta = regress(system.b)
     if state_reward:  # v_empty(x') = r(x'): W_{k+1} = r, averaged over actions
         theta = regress(system.b + gamma * system.cross_mv(uniform, theta))
@@ -352,10 +382,13 @@ def solve_finite(system, policies, gamma: float, lam: float, uniform,
     return theta
 
 
-def solve_target(system, target, gamma: float, lam: float, uniform,
-                 state_reward: bool) -> np.ndarray:
+def solve_target(system: System, target: AnyPolicy, gamma: float, lam: float,
+                 uniform: Policy, state_reward: bool) -> np.ndarray:
     """theta_0 for any target kind of the schemes (see the module docstring)."""
     if isinstance(target, NonStationary) and not target.loop:
         return solve_finite(system, list(target.policies), gamma, lam, uniform, state_reward)
     policies = list(target.policies) if isinstance(target, NonStationary) else [target]
     return solve_loop(system, policies, gamma, lam)
+
+
+System = IndexSystem | DenseSystem

@@ -42,22 +42,26 @@ No reset-to-state is needed: data come from walks from the env's reset
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
-from nsrl.greedy.base import Greedy, Occupancy
+from nsrl.greedy.base import Greedy, Occupancy, Rho
 from nsrl.greedy.features import EstimatorPolicy, make_features
 from nsrl.greedy.lstd_system import (
     DenseGram,
     DenseSystem,
     IndexSystem,
+    System,
     is_identity,
     solve_target,
 )
 from nsrl.greedy.qpolicy import LinearQ, QTablePolicy
-from nsrl.greedy.sampling import action_probs, make_sampler
+from nsrl.greedy.sampling import Transitions, action_probs, make_sampler
 from nsrl.greedy.transitions import IndexCounts, TransitionStore
-from nsrl.policies import Constant, Mixture, NonStationary
+from nsrl.policies import AnyPolicy, Constant, Mixture, NonStationary, Policy
 
 __all__ = ["LSTDQ", "LinearQ", "QTablePolicy"]
 
@@ -66,9 +70,9 @@ RIDGE_ONE_HOT, RIDGE_FEATURES = 1e-3, 10.0  # default ridges, in transitions
 VALUE_STARTS = 10_000  # reset draws behind nu_hat for the LSTD value estimate
 
 
-def _check_target(target) -> None:
-    parts = target.policies if isinstance(target, NonStationary) else [target]
-    parts = [pi for p in parts for pi in ([w[1] for w in p.components]
+def _check_target(target: AnyPolicy) -> None:
+    given = target.policies if isinstance(target, NonStationary) else [target]
+    parts = [pi for p in given for pi in ([w[1] for w in p.components]
                                           if isinstance(p, Mixture) else [p])]
     for pi in parts:
         if not hasattr(pi, "act"):
@@ -119,9 +123,10 @@ class LSTDQ:
         2000
     """
 
-    def __init__(self, env, budget: int, *, features=None, ridge: float | None = None,
-                 explore: float = 0.3, reuse: bool = True, store=None,
-                 value_estimate: str = "auto", value_rollouts=None, gamma=None):
+    def __init__(self, env: Any, budget: int, *, features: object = None,
+                 ridge: float | None = None, explore: float = 0.3, reuse: bool = True,
+                 store: TransitionStore | int | None = None, value_estimate: str = "auto",
+                 value_rollouts: int | None = None, gamma: float | None = None) -> None:
         self.sampler = make_sampler(env, gamma)
         self.gamma, self.n_actions = self.sampler.gamma, self.sampler.n_actions
         if self.sampler.mdp is not None:
@@ -140,7 +145,8 @@ class LSTDQ:
         self.ridge = float(ridge) if ridge is not None else (
             RIDGE_ONE_HOT if local else RIDGE_FEATURES)
         self.value_rollouts, self.samples_used = value_rollouts, 0
-        self.value_estimate, self._nu_hat = self._check_value_estimate(value_estimate), None
+        self.value_estimate = self._check_value_estimate(value_estimate)
+        self._nu_hat: np.ndarray | None = None
 
     def _check_value_estimate(self, how: str) -> str:
         if how not in ("auto", "lstd", "rollouts"):
@@ -154,7 +160,8 @@ class LSTDQ:
                              "value_estimate='rollouts'.")
         return how
 
-    def _make_store(self, reuse, store) -> TransitionStore | None:
+    def _make_store(self, reuse: bool,
+                    store: TransitionStore | int | None) -> TransitionStore | None:
         if not reuse:
             if store is not None:
                 raise ValueError("store is only used with reuse=True; pass reuse=True or "
@@ -180,7 +187,7 @@ class LSTDQ:
 
     # --- data and statistics --------------------------------------------------------------
 
-    def _collect(self, rho, rng):
+    def _collect(self, rho: Rho, rng: np.random.Generator) -> Transitions | None:
         if self.budget == 0:
             return None
         behaviour = rho.policy if isinstance(rho, Occupancy) else None
@@ -191,35 +198,48 @@ class LSTDQ:
     def _index(self) -> bool:
         return self.features.kind == "table"
 
-    def _row_probs(self, rng):
+    @property
+    def _table(self) -> np.ndarray | sp.csr_matrix:
+        """The feature table of index features (see :attr:`_index`)."""
+        assert self.features.table is not None
+        return self.features.table
+
+    @property
+    def _stored(self) -> TransitionStore:
+        """The store, when statistics are read from it (``reuse=True``)."""
+        assert self.store is not None
+        return self.store
+
+    def _row_probs(self, rng: np.random.Generator) -> Callable[[Policy], np.ndarray]:
         """pi(a | x) at every index x, computed once per policy per call."""
-        n = self.features.table.shape[0]
+        n = self._table.shape[0]
         rows = np.arange(n)
         mdp = self.sampler.mdp
         states = rows if mdp is not None and mdp.n_states == n else np.full(n, -1)
-        cache: dict[int, np.ndarray] = {}
+        cache: dict[int, tuple[Policy, np.ndarray]] = {}
 
-        def probs(pi):
+        def probs(pi: Policy) -> np.ndarray:
             if id(pi) not in cache:
                 cache[id(pi)] = (pi, action_probs(self.sampler, pi, states, rows, rng))
             return cache[id(pi)][1]
         return probs
 
-    def _system(self, data, rng, weights=None):
+    def _system(self, data: Transitions | None, rng: np.random.Generator,
+                weights: np.ndarray | None = None) -> System:
         """The LSTD statistics of ``data`` (None: of the store)."""
         if self._index:
-            n = self.features.table.shape[0]
-            counts = self.store.index_counts(n, self.n_actions) if data is None else \
+            n = self._table.shape[0]
+            counts = self._stored.index_counts(n, self.n_actions) if data is None else \
                 IndexCounts.of(data, n, self.n_actions, weights)
-            return IndexSystem(counts, self.features.table, self._row_probs(rng))
+            return IndexSystem(counts, self._table, self._row_probs(rng))
         sums = None
         if data is None:  # G and b of the store are kept up to date by the store itself
-            data = self.store.transitions()
-            sums = self.store.running(("dense", id(self.features)),
+            data = self._stored.transitions()
+            sums = self._stored.running(("dense", id(self.features)),
                                       lambda: DenseGram(self.features, self.n_actions))
-        cache: dict[int, np.ndarray] = {}
+        cache: dict[int, tuple[Policy, np.ndarray]] = {}
 
-        def probs(pi):
+        def probs(pi: Policy) -> np.ndarray:
             if id(pi) not in cache:
                 cache[id(pi)] = (pi, action_probs(self.sampler, pi, data.next_states,
                                                   data.next_obs, rng))
@@ -227,13 +247,14 @@ class LSTDQ:
         return DenseSystem(self.features(data.obs), self.features(data.next_obs), data,
                            weights, self.n_actions, probs, sums)
 
-    def _theta(self, target, system) -> np.ndarray:
+    def _theta(self, target: AnyPolicy, system: System) -> np.ndarray:
         uniform = Mixture([(1.0 / self.n_actions, Constant(a)) for a in range(self.n_actions)])
         theta = solve_target(system, target, self.gamma, self.ridge * system.scale, uniform,
                              self.sampler.state_reward)
         return theta.reshape(self.n_actions, -1)
 
-    def solve(self, target, data, rng, weights=None) -> np.ndarray:
+    def solve(self, target: AnyPolicy, data: Transitions, rng: np.random.Generator,
+              weights: np.ndarray | None = None) -> np.ndarray:
         """theta_0 of shape (n_actions, p), ``W_0(x, a) = phi(x) theta_0[a]``, from ``data``.
 
         ``data`` is a :class:`nsrl.greedy.sampling.Transitions`; W_0 is Q_target for a stationary
@@ -245,7 +266,7 @@ class LSTDQ:
 
     # --- the greedy interface -------------------------------------------------------------
 
-    def greedy(self, target, rho, rng) -> Greedy:
+    def greedy(self, target: AnyPolicy, rho: Rho, rng: np.random.Generator) -> Greedy:
         """Greedy w.r.t. the LSTD-Q estimate of Q_target from the new and stored transitions."""
         _check_target(target)
         new = self._collect(rho, rng)
@@ -254,8 +275,13 @@ class LSTDQ:
         system = self._system(None if self.store is not None else new, rng)
         theta = self._theta(target, system)
         drawn = 0 if new is None else len(new.rewards)
-        seen = new if new is not None else self.store.transitions()
-        if self._index:
+        if new is not None:
+            seen = new
+        else:
+            assert self.store is not None  # no new data only with a store (_make_store)
+            seen = self.store.transitions()
+        policy: QTablePolicy | EstimatorPolicy
+        if isinstance(system, IndexSystem):  # self._index
             policy = self._table_policy(target, system, theta)
         else:
             policy = EstimatorPolicy(self.features, regressors=[LinearQ(t) for t in theta],
@@ -266,13 +292,14 @@ class LSTDQ:
         self.samples_used += drawn
         return Greedy(policy, advantage, drawn)
 
-    def _table_policy(self, target, system, theta) -> QTablePolicy:
+    def _table_policy(self, target: AnyPolicy, system: IndexSystem,
+                      theta: np.ndarray) -> QTablePolicy:
         """argmax of Q = Phi theta; with one-hot features only among the pairs with data.
 
         Where no action has data, the target's (first) action is kept: nothing says another
         one is better.
         """
-        q = self.features.table @ theta.T
+        q = self._table @ theta.T
         if not system.one_hot:  # Phi generalises to pairs without data
             return QTablePolicy(q)
         allowed = system.counts.visits.reshape(self.n_actions, -1).T > 0
@@ -281,18 +308,21 @@ class LSTDQ:
         default = None if first is None else np.argmax(system.probs(first), axis=1)
         return QTablePolicy(q, allowed, default)
 
-    def _advantage(self, target, policy, theta, data, system, rng) -> float:
+    def _advantage(self, target: Policy, policy: QTablePolicy | EstimatorPolicy,
+                   theta: np.ndarray, data: Transitions, system: System,
+                   rng: np.random.Generator) -> float:
         """Mean of Q(x, pi'(x)) - Q(x, pi) over the states ``data`` visited (this call's).
 
         With one-hot features a state where the target takes an action without data counts
         0 (no evidence of an improvement there), not the gain over the ridge's Q = 0.
         """
-        if self._index:  # per index, weighted by the visits: O(n + S A)
+        if isinstance(policy, QTablePolicy):  # index features: per index, weighted by the
+            # visits, O(n + S A)
             visits = np.bincount(np.asarray(data.obs, dtype=np.int64),
                                  minlength=len(policy.q)) / len(data.obs)
             probs = system.probs(target)
             gain = policy.q[np.arange(len(policy.q)), policy.actions] - (probs * policy.q).sum(1)
-            if system.one_hot:
+            if isinstance(system, IndexSystem) and system.one_hot:
                 tried = system.counts.visits.reshape(self.n_actions, -1).T > 0
                 gain[np.any((probs > 0) & ~tried, axis=1)] = 0.0
             return float(visits @ gain)
@@ -301,17 +331,18 @@ class LSTDQ:
         chosen = q[np.arange(len(q)), policy.act(data.obs)]
         return float(np.mean(chosen - (probs * q).sum(axis=1)))
 
-    def value(self, policy, rng) -> float:
+    def value(self, policy: AnyPolicy, rng: np.random.Generator) -> float:
         """An estimate of nu v_policy (see ``value_estimate``); rollouts' samples are counted."""
         empty = isinstance(policy, NonStationary) and not policy.policies
-        if self.value_estimate == "lstd" and len(self.store) and not empty:
+        if self.value_estimate == "lstd" and self.store is not None and len(self.store) \
+                and not empty:
             return self._lstd_value(policy, rng)
         n = self.value_rollouts or max(1, int(max(self.budget, 1) * (1.0 - self.gamma)))
         returns, count = self.sampler.from_start(policy, n, rng)
         self.samples_used += count
         return float(returns.mean())
 
-    def _lstd_value(self, policy, rng) -> float:
+    def _lstd_value(self, policy: AnyPolicy, rng: np.random.Generator) -> float:
         """nu_hat v_hat: LSTD-Q's Q of ``policy`` from the store, nu_hat from reset draws.
 
         The same nu_hat (VALUE_STARTS resets drawn at the first call; a reset is not a
@@ -319,11 +350,11 @@ class LSTDQ:
         start states.
         """
         _check_target(policy)
-        n = self.features.table.shape[0]
+        n = self._table.shape[0]
         if self._nu_hat is None:
             starts = np.asarray(self.sampler.start(VALUE_STARTS, rng), dtype=np.int64)
             self._nu_hat = np.bincount(starts, minlength=n) / VALUE_STARTS
         system = self._system(None, rng)
-        q = self.features.table @ self._theta(policy, system).T
+        q = self._table @ self._theta(policy, system).T
         first = policy.policies[0] if isinstance(policy, NonStationary) else policy
         return float(self._nu_hat @ (system.probs(first) * q).sum(axis=1))

@@ -9,35 +9,38 @@ policy of the projection with the model.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.exact import backend, greedy_actions, q_values
-from nsrl.greedy.base import Greedy, policy_advantage, rho_array
+from nsrl.greedy.base import Greedy, Rho, policy_advantage, rho_array
+from nsrl.model.mdp import FiniteMDP
 from nsrl.model.memory import check_memory
 from nsrl.params import check_params, param
-from nsrl.policies import Deterministic, NonStationary, stationary_table
+from nsrl.policies import AnyPolicy, Deterministic, NonStationary, stationary_table
 
 
 class _ModelOperator:
     """Shared plumbing of the operators that know the model."""
 
-    def __init__(self, mdp):
+    def __init__(self, mdp: FiniteMDP) -> None:
         self.mdp = mdp
         self._backend = backend(mdp)
 
-    def rho_array(self, rho) -> np.ndarray:
+    def rho_array(self, rho: Rho) -> np.ndarray:
         """The distribution rho as an array over states."""
         return rho_array(self.mdp, rho)
 
-    def value(self, policy, rng=None) -> float:
+    def value(self, policy: AnyPolicy, rng: np.random.Generator | None = None) -> float:
         """nu v_pi, exactly."""
         return float(self.mdp.start @ self._backend.value(policy))
 
-    def _result(self, target, rho_arr, v_hat) -> Greedy:
+    def _result(self, target: AnyPolicy, rho_arr: np.ndarray, v_hat: np.ndarray) -> Greedy:
         q = q_values(self.mdp, v_hat)
         actions = np.argmax(q, axis=1)
         advantage = float("nan")
         if not isinstance(target, NonStationary):
-            advantage = policy_advantage(rho_arr, q, stationary_table(target, self.mdp), actions)
+            table = stationary_table(target, self.mdp)
+            advantage = float(policy_advantage(rho_arr, q, table, actions))
         return Greedy(Deterministic(actions), advantage)
 
 
@@ -52,7 +55,8 @@ class ExactGreedy(_ModelOperator):
         (10,)
     """
 
-    def greedy(self, target, rho, rng=None) -> Greedy:
+    def greedy(self, target: AnyPolicy, rho: Rho,
+               rng: np.random.Generator | None = None) -> Greedy:
         """The exact greedy policy w.r.t. v_target; ties go to the lowest action."""
         v = self._backend.value(target)
         return self._result(target, self.rho_array(rho), v)
@@ -144,9 +148,10 @@ class ProjectedGreedy(_ModelOperator):
         "feature_law": param(str, "uniform", choices=FEATURE_LAWS),
     }
 
-    def __init__(self, mdp, noise: float = 0.1, noise_model: str = "relative",
-                 constant_feature: bool = False, value: str = "exact", features=None,
-                 feature_law: str = "uniform"):
+    def __init__(self, mdp: FiniteMDP, noise: float = 0.1, noise_model: str = "relative",
+                 constant_feature: bool = False, value: str = "exact",
+                 features: npt.ArrayLike | None = None,
+                 feature_law: str = "uniform") -> None:
         super().__init__(mdp)
         p = mdp.n_features if features is None else np.shape(features)[-1]
         if p:  # Phi, sqrt(rho) Phi and lstsq's copy of it, before anything is drawn
@@ -178,7 +183,7 @@ class ProjectedGreedy(_ModelOperator):
                 "constant_feature": self.constant_feature, "value": self.value_estimate,
                 "feature_law": self.feature_law}
 
-    def perturb(self, v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def perturb(self, v: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
         """v + u(iota) by the noise model (:func:`perturb`); one uniform per state."""
         if self.noise == 0.0:
             return np.array(v)
@@ -192,13 +197,13 @@ class ProjectedGreedy(_ModelOperator):
         theta = np.linalg.lstsq(w[:, None] * self.features, w * v, rcond=None)[0]
         return self.features @ theta
 
-    def greedy(self, target, rho, rng) -> Greedy:
+    def greedy(self, target: AnyPolicy, rho: Rho, rng: np.random.Generator) -> Greedy:
         """The paper's step: greedy(Pi_{Phi,rho}(v_target + u(iota)))."""
         rho_arr = self.rho_array(rho)
         v_hat = self.project(self.perturb(self._backend.value(target), rng), rho_arr)
         return self._result(target, rho_arr, v_hat)
 
-    def value(self, policy, rng=None) -> float:
+    def value(self, policy: AnyPolicy, rng: np.random.Generator | None = None) -> float:
         """nu v_pi: exact, or the noisy projected estimate (``value="estimated"``)."""
         v = self._backend.value(policy)
         if self.value_estimate == "exact":

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.policies import one_hot
+
+if TYPE_CHECKING:
+    from nsrl.model.mdp import FiniteMDP
 
 
 class LinearQ:
     """Q(., a) = phi theta_a, with a scikit-learn-like ``predict``."""
 
-    def __init__(self, theta: np.ndarray):
+    def __init__(self, theta: np.ndarray) -> None:
         self.theta = np.asarray(theta)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
@@ -41,7 +47,8 @@ class QTablePolicy:
     memory = 1
     stochastic = False
 
-    def __init__(self, q: np.ndarray, allowed=None, default=None):
+    def __init__(self, q: np.ndarray, allowed: np.ndarray | None = None,
+                 default: np.ndarray | None = None) -> None:
         self.q = np.array(q, dtype=np.float64)
         masked = self.q if allowed is None else np.where(allowed, self.q, -np.inf)
         self.actions = np.argmax(masked, axis=1)
@@ -53,17 +60,18 @@ class QTablePolicy:
     def __repr__(self) -> str:
         return f"QTablePolicy(n_index={len(self.actions)})"
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs: npt.ArrayLike, phase: int = 0,
+            rng: np.random.Generator | None = None) -> np.ndarray:
         """Actions for a batch of index observations."""
         return self.actions[np.asarray(obs, dtype=np.int64)]
 
-    def action_table(self, mdp) -> np.ndarray:
+    def action_table(self, mdp: FiniteMDP) -> np.ndarray:
         """The action in every state of ``mdp`` (observations are the state indices)."""
         if len(self.actions) != mdp.n_states:
             raise ValueError(f"this policy acts on {len(self.actions)} indices, the MDP has "
                              f"{mdp.n_states} states.")
         return self.actions
 
-    def table(self, mdp) -> np.ndarray:
+    def table(self, mdp: FiniteMDP) -> np.ndarray:
         """The one-hot table pi[s, a]."""
         return one_hot(self.action_table(mdp), mdp.n_actions)

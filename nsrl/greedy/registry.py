@@ -18,12 +18,17 @@ accept its name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from nsrl.greedy.model_based import ExactGreedy, ProjectedGreedy
-from nsrl.params import check_params, param
+from nsrl.params import Param, check_params, param
 from nsrl.plugins import ensure_installed
+
+if TYPE_CHECKING:
+    from nsrl.greedy.base import GreedyOperator
+    from nsrl.model.mdp import FiniteMDP
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ class OperatorEntry:
         self.constraint(checked)
         return checked
 
-    def make(self, mdp, **options):
+    def make(self, mdp: FiniteMDP, **options: object) -> GreedyOperator:
         """A fresh operator on ``mdp`` (the reference path)."""
         return self.factory(mdp, **self.check(options))
 
@@ -70,8 +75,8 @@ class OperatorEntry:
 OPERATORS: dict[str, OperatorEntry] = {}
 
 
-def register_operator(name: str, factory: Callable, params: dict | None = None, **entry
-                      ) -> OperatorEntry:
+def register_operator(name: str, factory: Callable[..., GreedyOperator],
+                      params: dict[str, Param] | None = None, **entry: Any) -> OperatorEntry:
     """Register the operator ``name`` (see :class:`OperatorEntry` for ``entry``'s fields).
 
     Examples:
@@ -105,7 +110,7 @@ def operator_entry(name: str) -> OperatorEntry:
     return entry
 
 
-def make_operator(name: str, mdp, **options):
+def make_operator(name: str, mdp: FiniteMDP, **options: object) -> GreedyOperator:
     """The operator ``name`` on ``mdp`` with ``options`` (checked; unknown ones refused).
 
     Examples:
@@ -116,7 +121,7 @@ def make_operator(name: str, mdp, **options):
     return operator_entry(name).make(mdp, **options)
 
 
-def unused_options(names, options) -> list[str]:
+def unused_options(names: Iterable[str], options: Iterable[str]) -> list[str]:
     """The options (names) that none of the operators ``names`` takes."""
     entries = [operator_entry(n) for n in names]
     return [k for k in options if not any(k in e.params for e in entries)]
@@ -127,7 +132,7 @@ def takers(option: str) -> list[str]:
     return [e.name for e in OPERATORS.values() if option in e.params]
 
 
-def options_for(names, options: dict) -> dict[str, dict]:
+def options_for(names: Sequence[str], options: dict) -> dict[str, dict]:
     """Split ``options`` (given for several operators at once) by the operators that take them.
 
     Returns:
@@ -160,7 +165,7 @@ ROLLOUT_PARAMS = {
 }
 
 
-def _critic(name: str):
+def _critic(name: str) -> object:
     """The rollout operators' ``critic=`` for a name of :data:`CRITICS`.
 
     "auto" is the operator's default (LSTD on a finite model), "lstd" LSTD(0) on the previous
@@ -177,13 +182,15 @@ def _critic(name: str):
 def _rollout(kind: str) -> Callable:
     """Factory of RolloutCSC (``"csc"``) or RolloutRegression (``"reg"``) on the native env."""
 
-    def factory(mdp, samples, features, horizon, m, critic):
+    def factory(mdp: FiniteMDP, samples: int, features: str | None, horizon: int | str | None,
+                m: int | None, critic: str) -> GreedyOperator:
         from sklearn.linear_model import LogisticRegression, Ridge
 
         from nsrl.envs import FiniteMDPVectorEnv
         from nsrl.greedy.rollout import RolloutCSC, RolloutRegression
 
-        options = {k: v for k, v in (("horizon", horizon), ("m", m)) if v is not None}
+        options: dict[str, Any] = {k: v for k, v in (("horizon", horizon), ("m", m))
+                                   if v is not None}
         env = FiniteMDPVectorEnv(mdp, num_envs=1)
         if kind == "csc":
             return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=samples,
@@ -200,7 +207,8 @@ def _one_critic(options: dict) -> None:
                          "run the horizon H: drop m or pick a critic.")
 
 
-def _lstdq(mdp, samples, features, ridge):
+def _lstdq(mdp: FiniteMDP, samples: int, features: str | None,
+           ridge: float | None) -> GreedyOperator:
     from nsrl.envs import FiniteMDPVectorEnv
     from nsrl.greedy.lstdq import LSTDQ
 

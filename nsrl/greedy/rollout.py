@@ -44,6 +44,8 @@ tried (3 000 to 50 000 transitions per call) on Garnet(50, 4, 2).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -51,12 +53,12 @@ from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.linear_model import LinearRegression
 from sklearn.utils.validation import has_fit_parameter
 
-from nsrl.greedy.base import Greedy, Occupancy
+from nsrl.greedy.base import Estimator, Greedy, Occupancy, Rho
 from nsrl.greedy.critic import Record, fit_weighted, make_critic, tail
-from nsrl.greedy.features import EstimatorPolicy, make_features
+from nsrl.greedy.features import EstimatorPolicy, StateFeatures, make_features
 from nsrl.greedy.sampling import action_probs, make_sampler, sample_states
-from nsrl.greedy.sampling.common import dense_indices, merge_states
-from nsrl.policies import NonStationary
+from nsrl.greedy.sampling.common import Rollouts, dense_indices, merge_states
+from nsrl.policies import AnyPolicy, NonStationary
 
 #: Defaults of the rollout operators, from benchmarks/study_rollouts.py (critic="auto":
 #: "lstd" on a finite model, else LinearRegression() on the critic features).
@@ -69,15 +71,15 @@ DEFAULTS = {"m": 1, "horizon": 30, "n_rollouts": 1, "critic": "auto"}
 _DEFAULT = object()
 
 
-def _is(test, estimator) -> bool:
+def _is(test: Callable[[Estimator], object], estimator: Estimator) -> bool:
     try:  # recent scikit-learn raises on objects that are not estimators at all
         return bool(test(estimator))
     except (AttributeError, TypeError):
         return False
 
 
-def _check_int(name: str, value, hint: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+def _check_int(name: str, value: object, hint: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
         raise ValueError(f"{name} should be an int >= 1, got {value!r}; {hint}")
     return int(value)
 
@@ -85,10 +87,12 @@ def _check_int(name: str, value, hint: str) -> int:
 class _RolloutOperator:
     """Sampling, budget, critic and bookkeeping shared by the two rollout operators."""
 
-    def __init__(self, env, estimator, *, budget=None, n_states=None, n_rollouts=_DEFAULT,
-                 horizon=_DEFAULT, m=_DEFAULT, critic="auto", critic_features=_DEFAULT,
-                 crn=True, stratified=True, every_state=True, features=None,
-                 value_rollouts=None, gamma=None):
+    def __init__(self, env: Any, estimator: Estimator, *, budget: int | None = None,
+                 n_states: int | None = None, n_rollouts: Any = _DEFAULT, horizon: Any = _DEFAULT,
+                 m: Any = _DEFAULT, critic: object = "auto", critic_features: Any = _DEFAULT,
+                 crn: bool = True, stratified: bool = True, every_state: bool = True,
+                 features: object = None, value_rollouts: int | None = None,
+                 gamma: float | None = None) -> None:
         self.sampler = make_sampler(env, gamma)
         self.gamma, self.n_actions = self.sampler.gamma, self.sampler.n_actions
         if self.sampler.mdp is not None:
@@ -124,12 +128,17 @@ class _RolloutOperator:
         self.budget, self.n_states = budget, n_states
         self.value_rollouts = value_rollouts
         self.samples_used = 0
-        self._value_seed = None
+        self._value_seed: int | None = None
 
-    def _check_estimator(self, estimator):
+    def _check_estimator(self, estimator: Estimator) -> Estimator:
         raise NotImplementedError
 
-    def _critic_features(self, spec, env):
+    def fit(self, x: np.ndarray | sparse.csr_matrix, q: np.ndarray,
+            counts: np.ndarray | None = None) -> EstimatorPolicy:
+        """The greedy policy learned from Q estimates ``q`` at features ``x``."""
+        raise NotImplementedError
+
+    def _critic_features(self, spec: object, env: Any) -> StateFeatures:
         """One-hot for state-index observations (a tabular critic), else the features."""
         if spec is _DEFAULT:
             try:
@@ -139,7 +148,7 @@ class _RolloutOperator:
         return self.features if spec is None else make_features(spec, env, self.sampler.mdp)
 
     @staticmethod
-    def _check_horizon(horizon):
+    def _check_horizon(horizon: object) -> int | None:
         if horizon == "geometric":
             return None
         if horizon is None:
@@ -148,7 +157,7 @@ class _RolloutOperator:
                              "an int H for H-step rollouts.")
         return _check_int("horizon", horizon, "or 'geometric'.")
 
-    def _schedule(self, target):
+    def _schedule(self, target: AnyPolicy) -> tuple[int | None, AnyPolicy | None]:
         """(rollout length or None for geometric, tail to bootstrap from or None)."""
         if self.critic is not None:
             rest = tail(target, self.m)
@@ -156,9 +165,10 @@ class _RolloutOperator:
                 return self.m, rest
         return self.horizon, None
 
-    def _length(self, target, bootstrap=None) -> float:
+    def _length(self, target: AnyPolicy | None, bootstrap: bool | None = None) -> float:
         """Expected transitions of one rollout following ``target``."""
-        if bootstrap is None:
+        length: float | None
+        if bootstrap is None and target is not None:
             length, _ = self._schedule(target)
         else:
             length = self.m if bootstrap else self.horizon
@@ -167,12 +177,13 @@ class _RolloutOperator:
             length = min(length, len(target) + 1 + int(self.sampler.state_reward))
         return float(length)
 
-    def states_per_call(self, target, rho) -> int:
+    def states_per_call(self, target: AnyPolicy, rho: Rho) -> int:
         """N: the states a greedy call draws (from ``budget``, or ``n_states``)."""
         if self.n_states is not None:
             return self.n_states
         cost = self.n_actions * self.n_rollouts * self._length(target)
         walk = self.gamma / (1.0 - self.gamma)  # expected transitions of one walk
+        assert self.budget is not None  # exactly one of budget and n_states is set
         if not isinstance(rho, Occupancy):
             return max(1, int(self.budget // cost))
         if not self.every_state:  # one walk per state
@@ -180,7 +191,8 @@ class _RolloutOperator:
         # ceil(N (1 - gamma)) walks, each state of them costing one transition
         return max(1, int((self.budget - walk) // (cost + self.gamma)))
 
-    def q_estimates(self, target, states, rng):
+    def q_estimates(self, target: AnyPolicy, states: np.ndarray,
+                    rng: np.random.Generator) -> tuple[np.ndarray, int, tuple | None]:
         """Q_target(s, a) for each state, shape (N, n_actions), and the transitions drawn.
 
         Also returns the first transitions ``(s, a, r, s')`` of the rollouts (the LSTD
@@ -190,7 +202,8 @@ class _RolloutOperator:
         horizon, rest = self._schedule(target)
         out = self.sampler.q_rollouts(target, states, rng, K, horizon, self.crn)
         returns = out.returns
-        if rest is not None:  # truncated at m (not ended, not terminated): bootstrap
+        # truncated at m (not ended, not terminated): bootstrap
+        if rest is not None and horizon is not None:
             cut = np.flatnonzero(out.steps == horizon)
             returns[cut] += self.gamma**horizon * self._values(rest, out, cut, rng)
         first = None
@@ -199,25 +212,29 @@ class _RolloutOperator:
                      out.first_rewards, np.asarray(out.first_states))
         return returns.reshape(n, A, K).mean(axis=2), out.count, first
 
-    def _values(self, rest, out, cut, rng) -> np.ndarray:
+    def _values(self, rest: AnyPolicy, out: Rollouts, cut: np.ndarray,
+                rng: np.random.Generator) -> np.ndarray:
         """The critic at the end states ``out.states[cut]``, once per distinct state."""
-        ends = out.states[cut]
+        critic, ends = self.critic, out.states[cut]
+        assert critic is not None  # called once the critic is ready (see _schedule)
         if out.obs is None and dense_indices(ends):
             present = np.flatnonzero(np.bincount(ends))
             table = np.zeros(present[-1] + 1)
-            table[present] = self.critic.values(rest, present, self.sampler.observe(present),
-                                                rng)
+            table[present] = critic.values(rest, present, self.sampler.observe(present), rng)
             return table[ends]
         obs = self.sampler.observe(ends) if out.obs is None else out.obs[cut]
-        return self.critic.values(rest, ends, obs, rng)
+        values = critic.values(rest, ends, obs, rng)
+        assert values is not None  # a ready critic has data
+        return values
 
-    def _baseline(self, target, states, obs, q, rng) -> np.ndarray:
+    def _baseline(self, target: AnyPolicy, states: np.ndarray, obs: np.ndarray, q: np.ndarray,
+                  rng: np.random.Generator) -> np.ndarray:
         """sum_a pi(a|s) Q(s, a) for a stationary target (NaN for a non-stationary one)."""
         if isinstance(target, NonStationary):
             return np.full(len(states), np.nan)
         return (action_probs(self.sampler, target, states, obs, rng) * q).sum(axis=1)
 
-    def greedy(self, target, rho, rng) -> Greedy:
+    def greedy(self, target: AnyPolicy, rho: Rho, rng: np.random.Generator) -> Greedy:
         """An approximately greedy policy w.r.t. v_target, learned from rollouts under rho."""
         states, walk = sample_states(self.sampler, rho, self.states_per_call(target, rho), rng,
                                      self.stratified, self.every_state)
@@ -234,7 +251,7 @@ class _RolloutOperator:
         self._value_seed = int(rng.integers(2**63))  # CRN for the value() calls that follow
         return Greedy(policy, advantage, walk + count)
 
-    def value(self, policy, rng) -> float:
+    def value(self, policy: AnyPolicy, rng: np.random.Generator) -> float:
         """Rollout estimate of nu v_policy (CPI+'s line search); its samples are counted.
 
         Every call between two greedy calls uses the same random numbers (start states,
@@ -246,12 +263,12 @@ class _RolloutOperator:
         crn = np.random.default_rng(self._value_seed)
         length = self._length(policy, bootstrap=False)
         n = self.value_rollouts or (self.n_states * self.n_rollouts if self.n_states else
-                                    max(1, int(self.budget // (self.n_actions * length))))
+                                    max(1, int((self.budget or 0) // (self.n_actions * length))))
         returns, count = self.sampler.from_start(policy, n, crn, self.horizon, self.stratified)
         self.samples_used += count
         return float(returns.mean())
 
-    def _policy(self, **kwargs) -> EstimatorPolicy:
+    def _policy(self, **kwargs: Any) -> EstimatorPolicy:
         return EstimatorPolicy(self.features, observe=self.sampler.observe, **kwargs)
 
 
@@ -298,7 +315,7 @@ class RolloutCSC(_RolloutOperator):
 
     _sparse = True  # set to False once the classifier has refused sparse input
 
-    def _check_estimator(self, estimator):
+    def _check_estimator(self, estimator: Estimator) -> Estimator:
         if not _is(is_classifier, estimator):
             raise TypeError(
                 f"RolloutCSC needs a scikit-learn classifier, got {type(estimator).__name__}; "
@@ -313,7 +330,8 @@ class RolloutCSC(_RolloutOperator):
             )
         return estimator
 
-    def fit(self, x: np.ndarray, q: np.ndarray, counts=None) -> EstimatorPolicy:
+    def fit(self, x: np.ndarray | sparse.csr_matrix, q: np.ndarray,
+            counts: np.ndarray | None = None) -> EstimatorPolicy:
         """Weighted all-pairs labels from Q estimates, then a clone of the classifier.
 
         ``counts[i]`` (default 1) is how many draws row i stands for.
@@ -343,13 +361,15 @@ class RolloutCSC(_RolloutOperator):
             clf.fit(dense, labels, sample_weight=weights)
         return self._policy(classifier=clf)
 
-    def _sparse_design(self, x: np.ndarray):
+    def _sparse_design(self, x: np.ndarray | sparse.csr_matrix) -> np.ndarray | sparse.csr_matrix:
         """``x`` as CSR when it is large and mostly zeros (one-hot rows of many states).
 
         scikit-learn's linear classifiers then cost time in the non-zeros rather than the
         entries (same coefficients; docs/benchmarks.md); a classifier that refuses sparse
         input is refitted on the dense array and gets it from then on.
         """
+        if isinstance(x, sparse.csr_matrix):  # a sparse feature table's rows already
+            return x
         if not self._sparse or x.size < SPARSE_SIZE \
                 or np.count_nonzero(x) > SPARSE_DENSITY * x.size:
             return x
@@ -363,7 +383,7 @@ class RolloutRegression(_RolloutOperator):
     classifier (any scikit-learn regressor, Pipelines included).
     """
 
-    def _check_estimator(self, estimator):
+    def _check_estimator(self, estimator: Estimator) -> Estimator:
         if not _is(is_regressor, estimator):
             raise TypeError(
                 f"RolloutRegression needs a scikit-learn regressor, got "
@@ -371,7 +391,8 @@ class RolloutRegression(_RolloutOperator):
             )
         return estimator
 
-    def fit(self, x: np.ndarray, q: np.ndarray, counts=None) -> EstimatorPolicy:
+    def fit(self, x: np.ndarray | sparse.csr_matrix, q: np.ndarray,
+            counts: np.ndarray | None = None) -> EstimatorPolicy:
         """One regressor per action on the Q estimates (rows weighted by ``counts``).
 
         Least squares on the mean of a repeated state weighted by its count has the same

@@ -16,12 +16,26 @@ O(S A b) to solve, whatever the number of stored transitions.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from nsrl.greedy.sampling import Transitions
 from nsrl.model.kernels import DEFAULT_BACKEND, numba
+
+
+class _Running(Protocol):
+    """Statistics a store keeps up to date as transitions come and go."""
+
+    def update(self, data: Transitions, weights: npt.ArrayLike | None = None,
+               sign: float = 1.0) -> None:
+        """Add (``sign`` = 1) or remove (``sign`` = -1) the statistics of ``data``."""
+
+
+_S = TypeVar("_S", bound=_Running)
 
 # Transition counts are kept dense (one float per (x, a, x')) up to this many entries
 # (32 MB), sparse beyond.
@@ -31,8 +45,10 @@ FUSED = DEFAULT_BACKEND == "numba"
 
 if numba is not None:
     @numba.njit(cache=True, nogil=True)
-    def _accumulate(x, a, r, nxt, done, w, sign, n_index, visits, rewards, states,
-                    nexts):  # pragma: no cover - compiled
+    def _accumulate(x: np.ndarray, a: np.ndarray, r: np.ndarray, nxt: np.ndarray, done: np.ndarray,
+                    w: np.ndarray, sign: float, n_index: int, visits: np.ndarray,
+                    rewards: np.ndarray, states: np.ndarray,
+                    nexts: np.ndarray) -> None:  # pragma: no cover - compiled
         for i in range(len(x)):
             wi = sign if len(w) == 0 else sign * w[i]
             sa = a[i] * n_index + x[i]
@@ -43,17 +59,17 @@ if numba is not None:
                 nexts[sa * n_index + nxt[i]] += wi
 
 
-def take(data: Transitions, idx) -> Transitions:
+def take(data: Transitions, idx: slice | np.ndarray) -> Transitions:
     """The transitions ``idx`` (a slice or an index array) of ``data``."""
     return Transitions(*(np.asarray(col)[idx] for col in _columns(data)))
 
 
-def concat(batches) -> Transitions:
+def concat(batches: Iterable[Transitions]) -> Transitions:
     """One batch made of ``batches`` in order."""
-    batches = list(batches)
-    if len(batches) == 1:
-        return batches[0]
-    return Transitions(*(np.concatenate(cols) for cols in zip(*map(_columns, batches),
+    parts = list(batches)
+    if len(parts) == 1:
+        return parts[0]
+    return Transitions(*(np.concatenate(cols) for cols in zip(*map(_columns, parts),
                                                                 strict=True)))
 
 
@@ -73,16 +89,18 @@ class IndexCounts:
         states: (weighted) count of transitions leaving each index x (any action).
     """
 
-    def __init__(self, n_index: int, n_actions: int):
+    def __init__(self, n_index: int, n_actions: int) -> None:
         self.n_index, self.n_actions = int(n_index), int(n_actions)
         n_pairs = self.n_index * self.n_actions
         self.visits, self.rewards = np.zeros(n_pairs), np.zeros(n_pairs)
         self.states = np.zeros(self.n_index)
         self.dense = n_pairs * self.n_index <= DENSE_COUNTS
-        self._next = np.zeros(n_pairs * self.n_index) if self.dense else \
+        # N(x, a, x'): a flat dense array (self.dense), else a CSR matrix (pairs, n_index)
+        self._next: Any = np.zeros(n_pairs * self.n_index) if self.dense else \
             sp.csr_matrix((n_pairs, self.n_index))
 
-    def update(self, data: Transitions, weights=None, sign: float = 1.0) -> None:
+    def update(self, data: Transitions, weights: npt.ArrayLike | None = None,
+               sign: float = 1.0) -> None:
         """Add (``sign`` = 1) or remove (``sign`` = -1) the statistics of ``data``."""
         x, nxt = self.check(data.obs), self.check(data.next_obs)
         n_pairs, a = len(self.visits), np.asarray(data.actions, dtype=np.int64)
@@ -112,7 +130,7 @@ class IndexCounts:
         shape = (n_pairs, self.n_index)
         self._next = self._next + sp.csr_matrix((w[live], (sa[live], nxt[live])), shape)
 
-    def check(self, obs) -> np.ndarray:
+    def check(self, obs: npt.ArrayLike) -> np.ndarray:
         """``obs`` as int64 indices, or ValueError if they are not indices in range."""
         obs = np.asarray(obs)
         if obs.ndim != 1 or (obs.size and (obs.min() < 0 or obs.max() >= self.n_index)):
@@ -130,7 +148,8 @@ class IndexCounts:
         return self._next.tocsr()
 
     @classmethod
-    def of(cls, data: Transitions, n_index: int, n_actions: int, weights=None) -> IndexCounts:
+    def of(cls, data: Transitions, n_index: int, n_actions: int,
+           weights: npt.ArrayLike | None = None) -> IndexCounts:
         """The statistics of one batch."""
         counts = cls(n_index, n_actions)
         counts.update(data, weights)
@@ -156,7 +175,7 @@ class TransitionStore:
         (3, 4)
     """
 
-    def __init__(self, max_size: int = 1_000_000):
+    def __init__(self, max_size: int = 1_000_000) -> None:
         if isinstance(max_size, bool) or int(max_size) != max_size or max_size < 1:
             raise ValueError(f"max_size should be a positive int (transitions), got "
                              f"{max_size!r}; e.g. TransitionStore(max_size=1_000_000).")
@@ -222,7 +241,7 @@ class TransitionStore:
             self._chunks = deque([self._joined])
         return self._joined
 
-    def running(self, key, make):
+    def running(self, key: Hashable, make: Callable[[], _S]) -> _S:
         """The statistics ``make()`` of everything stored, kept up to date from now on.
 
         ``make()`` returns an object with ``update(data, sign=1.0)`` (sign -1: remove

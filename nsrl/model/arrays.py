@@ -21,7 +21,7 @@ from nsrl.model.memory import check_memory, format_bytes
 __all__ = ["as_array", "check_copy_memory", "index_array", "real_array"]
 
 
-def as_array(name: str, x) -> np.ndarray:
+def as_array(name: str, x: object) -> np.ndarray:
     """``x`` as a numpy array *without copying or converting it* (views stay views).
 
     Raises:
@@ -50,7 +50,7 @@ def as_array(name: str, x) -> np.ndarray:
     return arr
 
 
-def _first_entry(arr: np.ndarray):
+def _first_entry(arr: np.ndarray) -> object:
     return arr.reshape(-1)[0] if arr.size else None
 
 
@@ -67,7 +67,8 @@ def check_copy_memory(name: str, shape: tuple[int, ...], bytes_per_entry: float)
                  "pass smaller arrays (a broadcast view is copied in full)")
 
 
-def real_array(name: str, x, ndim: int | None = None, bytes_per_entry: float = 24.0):
+def real_array(name: str, x: object, ndim: int | None = None,
+               bytes_per_entry: float = 24.0) -> np.ndarray:
     """``x`` as a new, real, finite float64 array (one copy; memory checked first).
 
     Args:
@@ -95,7 +96,8 @@ def real_array(name: str, x, ndim: int | None = None, bytes_per_entry: float = 2
     return out
 
 
-def index_array(name: str, x, ndim: int | None = None, bytes_per_entry: float = 24.0):
+def index_array(name: str, x: object, ndim: int | None = None,
+                bytes_per_entry: float = 24.0) -> np.ndarray:
     """``x`` as a new int64 array of indices (one copy; memory checked first).
 
     Integer dtypes are taken; floats are refused, even integral ones (``np.array([0.5])``

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.model.arrays import as_array, real_array
 
 
-def check_distribution(name: str, x, n_states: int) -> np.ndarray:
+def check_distribution(name: str, x: npt.ArrayLike, n_states: int) -> np.ndarray:
     """``x`` as a new probability vector over ``n_states`` states, or ValueError/TypeError."""
     d = as_array(name, x)
     if d.shape != (n_states,):

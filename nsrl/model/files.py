@@ -16,10 +16,16 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
 from nsrl.model.memory import check_memory, format_bytes
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from nsrl.model.mdp import FiniteMDP
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,7 @@ def npz_path(path: str | Path) -> Path:
     return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
 
 
-def atomic_write(path: Path, write) -> None:
+def atomic_write(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     """Call ``write(file)`` on a temporary file beside ``path``, then rename it over ``path``.
 
     An interrupted write leaves the previous file (if any) untouched and no partial file
@@ -107,7 +113,7 @@ def atomic_write(path: Path, write) -> None:
         raise
 
 
-def save_mdp(mdp, path: str | Path) -> Path:
+def save_mdp(mdp: FiniteMDP, path: str | Path) -> Path:
     """Write ``mdp`` to ``path`` (.npz added if missing) atomically; return the path.
 
     Compressed up to 64 MiB of arrays, uncompressed above (10x faster at 10^6 states).
@@ -130,7 +136,8 @@ def save_mdp(mdp, path: str | Path) -> Path:
     # zlib gains little on random indices and probabilities and costs minutes at 10^6 states
     total = sum(np.asarray(x).nbytes for x in arrays.values())
     save = np.savez_compressed if total <= _COMPRESS_MAX_BYTES else np.savez
-    atomic_write(path, lambda f: save(f, **arrays))
+    # mypy matches **arrays against savez's allow_pickle: bool as well as its **kwds
+    atomic_write(path, lambda f: save(f, **arrays))  # type: ignore[arg-type]
     return path
 
 
@@ -195,7 +202,7 @@ def _check_layout(path: Path, heads: dict) -> None:
                  "check that the file is an nsrl model and not damaged")
 
 
-def load_mdp(cls, path: str | Path):
+def load_mdp(cls: type[FiniteMDP], path: str | Path) -> FiniteMDP:
     """Read a model file (see the module docstring) into ``cls`` (a FiniteMDP).
 
     Raises:
@@ -225,7 +232,7 @@ def load_mdp(cls, path: str | Path):
                          f"was not written by FiniteMDP.save: write it again.") from None
 
 
-def _build(cls, z):
+def _build(cls: type[FiniteMDP], z: np.lib.npyio.NpzFile) -> FiniteMDP:
     """The model of an open, layout-checked archive (errors name no file: the caller does)."""
     features = z["features"] if "features" in z.files else None
     if features is not None and features.shape[1] == 0:

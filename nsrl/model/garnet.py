@@ -81,15 +81,15 @@ def default_features(n_states: int) -> int:
     return min(max(1, n_states // 10), MAX_DEFAULT_FEATURES)
 
 
-def _rng(seed) -> np.random.Generator:
+def _rng(seed: object) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
-    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0:
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and int(seed) >= 0:
         return np.random.Generator(np.random.PCG64(int(seed)))
     raise TypeError(f"seed should be a non-negative int or a numpy Generator, got {seed!r}.")
 
 
-def _smallest_keys(rng, n_rows: int, n_states: int, b: int) -> np.ndarray:
+def _smallest_keys(rng: np.random.Generator, n_rows: int, n_states: int, b: int) -> np.ndarray:
     """Per row, the indices of the b smallest of n_states uniform keys, by increasing key.
 
     Equal to ``argsort(keys, kind="stable")[:, :b]`` on the whole (n_rows, n_states) array
@@ -109,7 +109,7 @@ def _smallest_keys(rng, n_rows: int, n_states: int, b: int) -> np.ndarray:
     return out
 
 
-def _distinct_integers(rng, n_rows: int, n_states: int, b: int) -> np.ndarray:
+def _distinct_integers(rng: np.random.Generator, n_rows: int, n_states: int, b: int) -> np.ndarray:
     """Per row, b distinct uniform states in random order (rows with a repeat redrawn)."""
     out = rng.integers(0, n_states, size=(n_rows, b))
     todo = np.arange(n_rows)
@@ -205,8 +205,9 @@ def garnet(
     lazy = 8 * n_states * n_features > _EAGER_FEATURE_BYTES and (
         not given or isinstance(rng.bit_generator, (np.random.PCG64, np.random.PCG64DXSM)))
     if lazy:
-        draw = FeatureDraw.here(rng, n_states, n_features)
-        if given:
-            rng.bit_generator.advance(n_states * n_features)
-        return FiniteMDP._from_parts(nxt, probs, r, gamma, feature_draw=draw)
+        feature_draw = FeatureDraw.here(rng, n_states, n_features)
+        bits = rng.bit_generator
+        if given and isinstance(bits, (np.random.PCG64, np.random.PCG64DXSM)):
+            bits.advance(n_states * n_features)
+        return FiniteMDP._from_parts(nxt, probs, r, gamma, feature_draw=feature_draw)
     return FiniteMDP._from_parts(nxt, probs, r, gamma, features=rng.random((n_states, n_features)))

@@ -19,7 +19,11 @@ map. Memory is O(S A b) with b <= 4 successors: 10^6 states fit in a few hundred
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TypeGuard
+
 import numpy as np
+import numpy.typing as npt
 from scipy import ndimage
 
 from nsrl.model.arrays import index_array
@@ -29,6 +33,7 @@ from nsrl.model.structured import as_generator, check_float, check_size
 
 MOVES = np.array([[-1, 0], [0, 1], [1, 0], [0, -1]])  # up, right, down, left: (d_row, d_col)
 REWARDS = ("smooth", "goals")
+Cells = int | Sequence[Sequence[int]]  # goals, pits: how many to draw, or their (row, col)
 MAX_OBSTACLES = 0.9  # beyond, the free region is a handful of cells (percolation: ~0.41)
 # Drawn, copied (nsrl.model.arrays) and canonical successor lists and probabilities: peak
 # measured with tracemalloc at size 400 (228 MiB), per successor.
@@ -49,7 +54,7 @@ def free_region(n: int, obstacles: float, rng: np.random.Generator) -> np.ndarra
     return labels == 1 + int(np.argmax(sizes))
 
 
-def smooth_reward(coords: np.ndarray, n: int, n_bumps: int, rng) -> np.ndarray:
+def smooth_reward(coords: np.ndarray, n: int, n_bumps: int, rng: np.random.Generator) -> np.ndarray:
     """A sum of Gaussian bumps at the coordinates (S, 2), rescaled to [0, 1].
 
     Centres uniform over the grid, widths U[0.05, 0.2] n, amplitudes U[-1, 1].
@@ -75,11 +80,11 @@ def _neighbours(free: np.ndarray, index: np.ndarray, coords: np.ndarray) -> np.n
     return np.where(inside & (target >= 0), target, stay)
 
 
-def _is_count(spec) -> bool:
+def _is_count(spec: object) -> TypeGuard[int | np.integer]:
     return isinstance(spec, int | np.integer) and not isinstance(spec, bool)
 
 
-def check_cells(name: str, cells) -> np.ndarray:
+def check_cells(name: str, cells: npt.ArrayLike) -> np.ndarray:
     """``cells`` as an int array of (row, col) pairs, shape (k, 2) (one pair may be given flat).
 
     Raises:
@@ -95,7 +100,7 @@ def check_cells(name: str, cells) -> np.ndarray:
     return arr
 
 
-def _given_states(name: str, cells, index: np.ndarray) -> np.ndarray:
+def _given_states(name: str, cells: npt.ArrayLike, index: np.ndarray) -> np.ndarray:
     """The states at the (row, col) ``cells``, or ValueError for a cell no state occupies."""
     n = index.shape[0]
     cells = check_cells(name, cells)
@@ -111,7 +116,8 @@ def _given_states(name: str, cells, index: np.ndarray) -> np.ndarray:
     return states
 
 
-def _place(index: np.ndarray, goals, pits, rng) -> tuple[np.ndarray, np.ndarray]:
+def _place(index: np.ndarray, goals: Cells, pits: Cells,
+           rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """The states of the goals and the pits: given as cells, or drawn among the free ones."""
     n_states = int(index.max()) + 1
     fixed = {k: _given_states(k, v, index) for k, v in (("goals", goals), ("pits", pits))
@@ -135,8 +141,8 @@ def gridworld_nbytes(size: int) -> int:
 
 
 def gridworld(size: int, slip: float = 0.1, obstacles: float = 0.1, reward: str = "smooth",
-              gamma: float = 0.99, *, n_bumps: int = 8, goals=1, pits=0,
-              seed) -> FiniteMDP:
+              gamma: float = 0.99, *, n_bumps: int = 8, goals: Cells = 1, pits: Cells = 0,
+              seed: int | np.random.Generator | np.random.SeedSequence) -> FiniteMDP:
     """Draw a grid world (module docstring) as a FiniteMDP with the coordinates as features.
 
     Draws happen in this order from one generator: obstacles, then the reward map (or the
@@ -220,6 +226,9 @@ def grid_index(mdp: FiniteMDP, size: int) -> np.ndarray:
         >>> int(index[1, 2])
         7
     """
+    if mdp.features is None:
+        raise ValueError("grid_index reads a grid world's (row, col) features; got an MDP "
+                         "without features: pass the MDP gridworld() returned.")
     index = -np.ones((size, size), dtype=np.int64)
     rc = mdp.features.astype(np.int64)
     index[rc[:, 0], rc[:, 1]] = np.arange(mdp.n_states)

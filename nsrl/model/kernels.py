@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import os
 import weakref
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.model.mdp import FiniteMDP
 
@@ -46,7 +48,10 @@ class _Tables(NamedTuple):
     next_flat: np.ndarray  # next_states.ravel() (a view)
 
 
-def _cached(cache: dict, mdp: FiniteMDP, build):
+_V = TypeVar("_V")
+
+
+def _cached(cache: dict[int, _V], mdp: FiniteMDP, build: Callable[[FiniteMDP], _V]) -> _V:
     value = cache.get(id(mdp))
     if value is None:
         value = cache[id(mdp)] = build(mdp)
@@ -138,7 +143,8 @@ def transition_tables(mdp: FiniteMDP) -> tuple[np.ndarray, np.ndarray]:
     return tables.next, tables.cdf
 
 
-def _step_numpy(mdp, states, actions, u, out_next, out_reward):
+def _step_numpy(mdp: FiniteMDP, states: np.ndarray, actions: np.ndarray, u: np.ndarray,
+                out_next: np.ndarray, out_reward: np.ndarray) -> None:
     t = _tables(mdp)
     # Column by column over the (few) successors: 1-d takes are ~4x faster than a 2-d
     # fancy gather followed by a row sum, and the comparisons are the numba kernel's.
@@ -157,11 +163,11 @@ if HAVE_NUMBA:
     from numba.extending import intrinsic
 
     @intrinsic
-    def _prefetch(typingctx, arr, idx):
+    def _prefetch(typingctx: Any, arr: Any, idx: Any) -> tuple[Any, Callable[..., Any]]:
         """Ask the CPU to start loading ``arr[idx]`` (LLVM's prefetch hint; no effect on values)."""
         sig = numba.types.void(arr, idx)
 
-        def codegen(context, builder, signature, args):
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
             ary = context.make_array(signature.args[0])(context, builder, args[0])
             ptr = cgutils.get_item_pointer(context, builder, signature.args[0], ary, [args[1]],
                                            wraparound=False)
@@ -177,8 +183,10 @@ if HAVE_NUMBA:
     _PREFETCH_AHEAD = 16  # transitions whose record is requested before it is read
 
     @numba.njit(cache=True, nogil=True)
-    def _kernel_numba(rec, flat, width, n_actions, states, actions, u, out_next,
-                      out_reward):  # pragma: no cover - compiled
+    def _kernel_numba(rec: np.ndarray, flat: np.ndarray, width: int, n_actions: int,
+                      states: np.ndarray, actions: np.ndarray, u: np.ndarray,
+                      out_next: np.ndarray,
+                      out_reward: np.ndarray) -> None:  # pragma: no cover - compiled
         n = states.shape[0]
         length = rec.shape[1]
         # At 10^6 states a step waits on memory: the record of transition i + 16 is requested
@@ -200,8 +208,11 @@ if HAVE_NUMBA:
             out_reward[i] = rec[row, 2 * width - 1]
 
     @numba.njit(cache=True, nogil=True)
-    def _clocked_numba(rec, flat, width, n_actions, states, actions, u, elapsed, max_steps,
-                       out_next, out_reward, out_truncated):  # pragma: no cover - compiled
+    def _clocked_numba(rec: np.ndarray, flat: np.ndarray, width: int, n_actions: int,
+                       states: np.ndarray, actions: np.ndarray, u: np.ndarray,
+                       elapsed: np.ndarray, max_steps: int, out_next: np.ndarray,
+                       out_reward: np.ndarray,
+                       out_truncated: np.ndarray) -> int:  # pragma: no cover - compiled
         _kernel_numba(rec, flat, width, n_actions, states, actions, u, out_next, out_reward)
         count = 0
         for i in range(states.shape[0]):
@@ -213,7 +224,8 @@ if HAVE_NUMBA:
     def _packed(mdp: FiniteMDP) -> _Packed:
         return _cached(_PACKED, mdp, _build_packed)
 
-    def _step_numba(mdp, states, actions, u, out_next, out_reward):
+    def _step_numba(mdp: FiniteMDP, states: np.ndarray, actions: np.ndarray, u: np.ndarray,
+                    out_next: np.ndarray, out_reward: np.ndarray) -> None:
         pk = _packed(mdp)
         _kernel_numba(pk.records, pk.flat, pk.width, mdp.n_actions, states, actions, u,
                       out_next, out_reward)
@@ -230,7 +242,10 @@ def resolve_backend(backend: str | None) -> str:
     return backend
 
 
-def step_unchecked(mdp, states, actions, rng, out_next=None, out_reward=None, backend=None):
+def step_unchecked(mdp: FiniteMDP, states: np.ndarray, actions: np.ndarray,
+                   rng: np.random.Generator, out_next: np.ndarray | None = None,
+                   out_reward: np.ndarray | None = None,
+                   backend: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Draw one transition per (state, action) pair without validating the inputs.
 
     For callers that validated once (the vector env's hot path). ``states`` and ``actions``
@@ -240,7 +255,7 @@ def step_unchecked(mdp, states, actions, rng, out_next=None, out_reward=None, ba
     Returns:
         ``(next_states, rewards)``: int64 and float64 arrays (``out_*`` if given).
     """
-    n = states.shape[0]
+    n: int = states.shape[0]
     if out_next is None:
         out_next = np.empty(n, dtype=np.int64)
     if out_reward is None:
@@ -252,7 +267,9 @@ def step_unchecked(mdp, states, actions, rng, out_next=None, out_reward=None, ba
     return out_next, out_reward
 
 
-def step_clocked(mdp, states, actions, rng, elapsed, max_steps, backend=None):
+def step_clocked(mdp: FiniteMDP, states: np.ndarray, actions: np.ndarray,
+                 rng: np.random.Generator, elapsed: np.ndarray, max_steps: int | None,
+                 backend: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """One step of N episodes with their clocks: the vector env's hot path in one call.
 
     As ``step_unchecked`` (same uniforms, same successors), and also adds 1 to ``elapsed``
@@ -261,7 +278,7 @@ def step_clocked(mdp, states, actions, rng, elapsed, max_steps, backend=None):
     Returns:
         ``(next_states, rewards, truncated, n_truncated)``.
     """
-    n = states.shape[0]
+    n: int = states.shape[0]
     out_next = np.empty(n, dtype=np.int64)
     out_reward = np.empty(n, dtype=np.float64)
     u = rng.random(n)
@@ -281,7 +298,8 @@ def step_clocked(mdp, states, actions, rng, elapsed, max_steps, backend=None):
     return out_next, out_reward, truncated, int(np.count_nonzero(truncated))
 
 
-def step_one(mdp: FiniteMDP, state: int, action: int, rng: np.random.Generator):
+def step_one(mdp: FiniteMDP, state: int, action: int,
+             rng: np.random.Generator) -> tuple[int, float]:
     """One transition from a valid (state, action): the kernel's rule without the batch.
 
     ``rng.random()`` is the same draw as ``rng.random(1)[0]``, so this gives the same
@@ -305,14 +323,14 @@ def _out_of_range(arr: np.ndarray, n: int) -> bool:
 if HAVE_NUMBA:
 
     @numba.njit(cache=True, nogil=True)
-    def _any_outside(arr, n):  # pragma: no cover - compiled
+    def _any_outside(arr: np.ndarray, n: int) -> bool:  # pragma: no cover - compiled
         for x in arr:
             if x < 0 or x >= n:
                 return True
         return False
 
 
-def check_indices(name: str, x, n: int, size: int | None = None) -> np.ndarray:
+def check_indices(name: str, x: npt.ArrayLike, n: int, size: int | None = None) -> np.ndarray:
     """Return ``x`` as a 1-d int64 array with entries in [0, n), or raise a clear error."""
     if type(x) is np.ndarray and x.dtype == np.int64 and x.ndim == 1 and (
         size is None or x.shape[0] == size
@@ -336,7 +354,9 @@ def check_indices(name: str, x, n: int, size: int | None = None) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
-def sample(mdp: FiniteMDP, states, actions, rng: np.random.Generator, *, backend=None):
+def sample(mdp: FiniteMDP, states: npt.ArrayLike, actions: npt.ArrayLike,
+           rng: np.random.Generator, *,
+           backend: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Pure batched generative model: ``s' ~ P(. | s, a)`` and reward ``R[s, a]``.
 
     Args:

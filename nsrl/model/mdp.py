@@ -7,11 +7,12 @@ models small enough to hold it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
 
 from nsrl.model import files, transitions
 from nsrl.model.arrays import as_array, real_array
@@ -54,7 +55,9 @@ class FiniteMDP:
         (2, 1, True, 2)
     """
 
-    def __init__(self, P, R, gamma: float, features=None, start=None):
+    def __init__(self, P: npt.ArrayLike, R: npt.ArrayLike, gamma: float,
+                 features: npt.ArrayLike | None = None,
+                 start: npt.ArrayLike | None = None) -> None:
         P = as_array("P", P)
         if P.ndim == 3:
             _check_dense_size(P.shape)
@@ -82,8 +85,9 @@ class FiniteMDP:
         self.__dict__["P"] = P  # the given dense array is the cached dense view
 
     @classmethod
-    def from_successors(cls, next_states, probs, R, gamma: float, features=None,
-                        start=None) -> FiniteMDP:
+    def from_successors(cls, next_states: npt.ArrayLike, probs: npt.ArrayLike,
+                        R: npt.ArrayLike, gamma: float, features: npt.ArrayLike | None = None,
+                        start: npt.ArrayLike | None = None) -> FiniteMDP:
         """Build a model from successor lists, in O(S A b) memory.
 
         Args:
@@ -111,7 +115,9 @@ class FiniteMDP:
         return self
 
     @classmethod
-    def from_sparse(cls, P, R, gamma: float, features=None, start=None) -> FiniteMDP:
+    def from_sparse(cls, P: object, R: npt.ArrayLike, gamma: float,
+                    features: npt.ArrayLike | None = None,
+                    start: npt.ArrayLike | None = None) -> FiniteMDP:
         """Build a model from a scipy.sparse P, in O(nnz) memory.
 
         Args:
@@ -133,7 +139,8 @@ class FiniteMDP:
         self._setup(*transitions.from_csr(csr, n_states, n_actions), R, gamma, features, start)
         return self
 
-    def _setup(self, nxt, probs, R, gamma, features, start,
+    def _setup(self, nxt: np.ndarray, probs: np.ndarray, R: npt.ArrayLike, gamma: float,
+               features: npt.ArrayLike | None, start: npt.ArrayLike | None,
                feature_draw: files.FeatureDraw | None = None) -> None:
         n_states, n_actions, _ = nxt.shape
         R = real_array("R", R)
@@ -209,7 +216,7 @@ class FiniteMDP:
         return P
 
     @cached_property
-    def P_csr(self):  # noqa: N802 - the paper's name
+    def P_csr(self) -> sp.csr_matrix:  # noqa: N802 - the paper's name
         """P as a scipy.sparse CSR matrix of shape (n_states n_actions, n_states).
 
         Row ``s * n_actions + a`` is the distribution of the next state after (s, a).
@@ -258,7 +265,8 @@ class FiniteMDP:
         return files.load_mdp(cls, path)
 
     @classmethod
-    def from_gymnasium(cls, env, gamma: float = 0.99, start=None) -> FiniteMDP:
+    def from_gymnasium(cls, env: object, gamma: float = 0.99,
+                       start: npt.ArrayLike | None = None) -> FiniteMDP:
         """Read a Gymnasium toy_text model (FrozenLake, Taxi, CliffWalking): nsrl.model.toytext.
 
         Terminal states become absorbing with zero reward; the start distribution is the
@@ -268,14 +276,15 @@ class FiniteMDP:
         return cls(P, R, gamma, start=start)
 
     @classmethod
-    def _from_parts(cls, nxt, probs, R, gamma, features=None, start=None,
-                    feature_draw: Callable | None = None) -> FiniteMDP:
+    def _from_parts(cls, nxt: np.ndarray, probs: np.ndarray, R: npt.ArrayLike, gamma: float,
+                    features: npt.ArrayLike | None = None, start: npt.ArrayLike | None = None,
+                    feature_draw: files.FeatureDraw | None = None) -> FiniteMDP:
         """Trusted constructor for canonical successor lists made inside nsrl.model."""
         self = cls.__new__(cls)
         self._setup(nxt, probs, R, gamma, features, start, feature_draw)
         return self
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, FiniteMDP):
             return NotImplemented
         if (self.n_states, self.n_actions, self.gamma, self.n_features) != (

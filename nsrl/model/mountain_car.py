@@ -32,6 +32,7 @@ velocity) of each grid point, the natural observation.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.model.mdp import FiniteMDP
 from nsrl.model.memory import check_memory
@@ -49,7 +50,8 @@ MAX_POINTS = 4096  # per axis: 4096^2 = 1.7e7 states is past any memory this tar
 _BYTES_PER_SUCCESSOR = 120
 
 
-def step(position: np.ndarray, velocity: np.ndarray, action: np.ndarray):
+def step(position: np.ndarray, velocity: np.ndarray,
+         action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One step of Gymnasium's MountainCar-v0 on arrays: ``(position', velocity', goal)``."""
     velocity = velocity + (action - 1) * FORCE + np.cos(3 * position) * (-GRAVITY)
     velocity = np.clip(velocity, -MAX_SPEED, MAX_SPEED)
@@ -65,7 +67,8 @@ def grid_axes(n_positions: int, n_velocities: int) -> tuple[np.ndarray, np.ndarr
             np.linspace(-MAX_SPEED, MAX_SPEED, n_velocities))
 
 
-def nearest_state(position, velocity, n_positions: int, n_velocities: int) -> np.ndarray:
+def nearest_state(position: npt.ArrayLike, velocity: npt.ArrayLike, n_positions: int,
+                  n_velocities: int) -> np.ndarray:
     """The state (grid point) nearest to continuous (position, velocity), elementwise.
 
     Examples:
@@ -79,7 +82,8 @@ def nearest_state(position, velocity, n_positions: int, n_velocities: int) -> np
     return (i.astype(np.int64) * n_velocities + j.astype(np.int64))
 
 
-def _barycentric(fx: np.ndarray, fy: np.ndarray, n_x: int, n_y: int):
+def _barycentric(fx: np.ndarray, fy: np.ndarray, n_x: int,
+                 n_y: int) -> tuple[np.ndarray, np.ndarray]:
     """Kuhn-triangulation corners (n, 3) and weights (n, 3) of grid coordinates (fx, fy)."""
     i0 = np.clip(np.floor(fx), 0, n_x - 2).astype(np.int64)
     j0 = np.clip(np.floor(fy), 0, n_y - 2).astype(np.int64)
@@ -151,9 +155,9 @@ def mountain_car(n_positions: int = 100, n_velocities: int = 100,
     start = np.zeros(n_states)
     j0 = int(np.argmin(np.abs(velocities)))
     starts = (positions >= START_POSITIONS[0]) & (positions <= START_POSITIONS[1])
-    starts = np.flatnonzero(starts) if starts.any() else \
+    first = np.flatnonzero(starts) if starts.any() else \
         np.array([int(np.argmin(np.abs(positions - np.mean(START_POSITIONS))))])
-    start[starts * n_v + j0] = 1.0 / len(starts)
+    start[first * n_v + j0] = 1.0 / len(first)
     r = np.where(in_goal, 0.0, -1.0)
     return FiniteMDP.from_successors(nxt.reshape(n_states, 3, width),
                                      probs.reshape(n_states, 3, width), r, gamma,

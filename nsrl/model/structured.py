@@ -10,22 +10,23 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.model.mdp import FiniteMDP
 
 
-def as_generator(seed) -> np.random.Generator:
+def as_generator(seed: object) -> np.random.Generator:
     """The instance seed as a Generator: a non-negative int, a SeedSequence or a Generator."""
     if isinstance(seed, np.random.Generator):
         return seed
     if isinstance(seed, np.random.SeedSequence):
         return np.random.Generator(np.random.PCG64(seed))
-    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0:
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and int(seed) >= 0:
         return np.random.Generator(np.random.PCG64(int(seed)))
     raise TypeError(f"seed should be a non-negative int or a numpy Generator, got {seed!r}.")
 
 
-def check_float(name: str, value, low: float, high: float, fix: str, *,
+def check_float(name: str, value: object, low: float, high: float, fix: str, *,
                 low_open: bool = False, high_open: bool = False) -> float:
     """``value`` as a float in [low, high] (ends open when asked), else an error naming ``fix``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -39,16 +40,16 @@ def check_float(name: str, value, low: float, high: float, fix: str, *,
     return value
 
 
-def check_size(name: str, value, low: int, high: int, fix: str) -> int:
+def check_size(name: str, value: object, low: int, high: int, fix: str) -> int:
     """``value`` as an int in [low, high], else an error naming ``fix``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} should be an int, got {value!r}; {fix}.")
-    if not low <= value <= high:
+    if not low <= int(value) <= high:
         raise ValueError(f"{name} should be in [{low}, {high}], got {value}; {fix}.")
     return int(value)
 
 
-def with_features(mdp: FiniteMDP, features) -> FiniteMDP:
+def with_features(mdp: FiniteMDP, features: npt.ArrayLike | None) -> FiniteMDP:
     """The same model (transitions, rewards, gamma, start) with another feature matrix.
 
     The successor lists are shared, not copied (a FiniteMDP is read-only); R, start and the

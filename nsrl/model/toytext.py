@@ -10,11 +10,12 @@ episodic model. The start distribution is ``initial_state_distrib``.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.model.checks import check_distribution
 
 
-def _dict_model(env) -> dict:
+def _dict_model(env: object) -> dict:
     P = getattr(getattr(env, "unwrapped", env), "P", None)
     if not isinstance(P, dict) or not P or not all(isinstance(v, dict) for v in P.values()):
         raise TypeError(
@@ -79,7 +80,8 @@ def _check_terminals(ends: np.ndarray, goes_on: np.ndarray, start: np.ndarray) -
         )
 
 
-def toy_text_arrays(env, start=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def toy_text_arrays(env: object, start: npt.ArrayLike | None = None,
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(P, R, start)`` of a toy_text env (FrozenLake, Taxi, CliffWalking) as a continuing model.
 
     :meth:`nsrl.FiniteMDP.from_gymnasium` builds the FiniteMDP from them.
@@ -100,10 +102,11 @@ def toy_text_arrays(env, start=None) -> tuple[np.ndarray, np.ndarray, np.ndarray
     """
     T, R, terminal, goes_on = dict_model_arrays(_dict_model(env))
     if start is None:
-        start = getattr(env.unwrapped, "initial_state_distrib", None)
+        base = getattr(env, "unwrapped", env)
+        start = getattr(base, "initial_state_distrib", None)
         if start is None:
             raise ValueError(
-                f"{type(env.unwrapped).__name__} has no initial_state_distrib; pass start=..."
+                f"{type(base).__name__} has no initial_state_distrib; pass start=..."
             )
     start = check_distribution("start", start, T.shape[0])
     _check_terminals(terminal, goes_on, start)

@@ -14,8 +14,10 @@ versions produced, so models and every sum over successors are the same, bit for
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from nsrl.model.arrays import as_array, check_copy_memory, index_array, real_array
@@ -31,7 +33,8 @@ def _first_bad(mask: np.ndarray) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argwhere(mask)[0])
 
 
-def check_successors(next_states, probs, n_states: int | None = None):
+def check_successors(next_states: npt.ArrayLike, probs: npt.ArrayLike,
+                     n_states: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Validate successor lists and return new (int64, float64) arrays of one shape.
 
     The caller's arrays are copied once (after a memory check: a broadcast view is copied in
@@ -110,7 +113,7 @@ def canonical(nxt: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return from_csr(csr, n_states, n_actions)
 
 
-def from_csr(csr, n_states: int, n_actions: int) -> tuple[np.ndarray, np.ndarray]:
+def from_csr(csr: sp.csr_matrix, n_states: int, n_actions: int) -> tuple[np.ndarray, np.ndarray]:
     """Successor lists in canonical form from a (n_states n_actions, n_states) sparse matrix."""
     csr = sp.csr_matrix(csr, dtype=np.float64, copy=True)
     csr.sum_duplicates()
@@ -136,7 +139,7 @@ def dense_to_successors(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(probs > 0, order, 0).astype(np.int64), probs
 
 
-def sparse_to_csr(P, n_states: int | None = None) -> tuple[sp.csr_matrix, int, int]:
+def sparse_to_csr(P: object, n_states: int | None = None) -> tuple[sp.csr_matrix, int, int]:
     """A user's sparse transition model as one CSR matrix of shape (S A, S).
 
     Accepts a scipy.sparse matrix or array of shape (S A, S) (row ``s * n_actions + a``), or
@@ -144,16 +147,20 @@ def sparse_to_csr(P, n_states: int | None = None) -> tuple[sp.csr_matrix, int, i
     sparse). Returns ``(csr, n_states, n_actions)``.
     """
     if sp.issparse(P):
-        rows, cols = P.shape
+        # scipy-stubs: issparse narrows to SparseABC, which declares none of a matrix's API;
+        # P is not converted before _check_sparse_input has checked what converting costs.
+        sparse: Any = P
+        rows, cols = sparse.shape
         if cols == 0 or rows == 0 or rows % cols:
             raise ValueError(f"a sparse P should have shape (n_states * n_actions, n_states) with "
-                             f"n_states, n_actions >= 1, row s * n_actions + a; got {P.shape}.")
-        _check_sparse_input("P", P, rows)
-        return sp.csr_matrix(P, dtype=np.float64), cols, rows // cols
+                             f"n_states, n_actions >= 1, row s * n_actions + a; got "
+                             f"{sparse.shape}.")
+        _check_sparse_input("P", sparse, rows)
+        return sp.csr_matrix(sparse, dtype=np.float64), cols, rows // cols
     if isinstance(P, (list, tuple)) and P:
         for a, m in enumerate(P):
             if sp.issparse(m):
-                _check_sparse_input(f"P[{a}]", m, m.shape[0])
+                _check_sparse_input(f"P[{a}]", m, m.shape[0])  # type: ignore[attr-defined]
             else:
                 m = as_array(f"P[{a}]", m)
                 check_copy_memory(f"P[{a}]", m.shape, 16.0)
@@ -177,7 +184,7 @@ _SPARSE_ROW_BYTES = 64
 _SPARSE_ENTRY_BYTES = 48
 
 
-def _check_sparse_input(name: str, P, rows: int) -> None:
+def _check_sparse_input(name: str, P: Any, rows: int) -> None:
     """Refuse a sparse P before converting it: complex, non-numeric, too large, or empty rows.
 
     A P with fewer stored entries than rows has an empty row, which sums to 0, not 1.
@@ -235,11 +242,12 @@ def to_dense(nxt: np.ndarray, probs: np.ndarray) -> np.ndarray:
     return P
 
 
-def check_int(name: str, value, low: int, high: int | None = None) -> int:
+def check_int(name: str, value: object, low: int, high: int | None = None) -> int:
     """``value`` as an int in [low, high], or TypeError / ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} should be an int, got {value!r}.")
+    value = int(value)
     if value < low or (high is not None and value > high):
         bound = f">= {low}" if high is None else f"in [{low}, {high}]"
         raise ValueError(f"{name} should be {bound}, got {value}.")
-    return int(value)
+    return value

@@ -15,11 +15,12 @@ and ``stochastic = False``: :class:`Deterministic` here, fitted classifiers in
 pi_1`` acts first with ``pi_k``, i.e. ``NonStationary([pi_k, ..., pi_1])``.
 """
 
-from nsrl.policies.sequences import NonStationary
+from nsrl.policies.sequences import AnyPolicy, NonStationary
 from nsrl.policies.stationary import (
     Constant,
     Deterministic,
     Mixture,
+    Policy,
     Stochastic,
     action_table,
     constant,
@@ -27,5 +28,5 @@ from nsrl.policies.stationary import (
     stationary_table,
 )
 
-__all__ = ["Constant", "Deterministic", "Mixture", "NonStationary", "Stochastic", "action_table",
-           "constant", "one_hot", "stationary_table"]
+__all__ = ["AnyPolicy", "Constant", "Deterministic", "Mixture", "NonStationary", "Policy",
+           "Stochastic", "action_table", "constant", "one_hot", "stationary_table"]

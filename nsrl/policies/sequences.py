@@ -7,10 +7,17 @@ pi_1])``. Runs of one repeated policy are stored once (:attr:`NonStationary.segm
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
-from nsrl.policies.stationary import stationary_table
+from nsrl.policies.stationary import Policy, stationary_table
+
+if TYPE_CHECKING:
+    from nsrl.model.mdp import FiniteMDP
+
+Segments = tuple[tuple[Policy, int], ...]  # (policy, repeats) pairs in acting order
 
 
 class NonStationary:
@@ -33,10 +40,11 @@ class NonStationary:
     # loop such as NSPI(10**9)'s start, m copies of pi_0, is kept as one segment instead.
     MAX_LISTED = 10**6
 
-    def __init__(self, policies: Sequence[object], loop: bool, parent: NonStationary | None = None):
+    def __init__(self, policies: Sequence[Policy], loop: bool,
+                 parent: NonStationary | None = None) -> None:
         self._init(tuple((pi, 1) for pi in policies), loop, parent)
 
-    def _init(self, segments: tuple, loop: bool, parent) -> None:
+    def _init(self, segments: Segments, loop: bool, parent: NonStationary | None) -> None:
         self.segments = segments  # ((policy, repeats), ...) in acting order
         self.loop = bool(loop)
         self._ends = np.cumsum([count for _, count in segments], dtype=np.int64)
@@ -47,7 +55,7 @@ class NonStationary:
         self.parent = parent
 
     @classmethod
-    def repeated(cls, pi, count: int, loop: bool = True) -> NonStationary:
+    def repeated(cls, pi: Policy, count: int, loop: bool = True) -> NonStationary:
         """``pi`` acting ``count`` times in a row (NSPI(m)'s start: m copies of pi_0), in O(1).
 
         Examples:
@@ -67,7 +75,7 @@ class NonStationary:
         """The empty policy of PSDP, whose value is the terminal value (r for state rewards)."""
         return cls((), loop=False)
 
-    def prepend(self, pi) -> NonStationary:
+    def prepend(self, pi: Policy) -> NonStationary:
         """The finite sequence ``pi sigma`` (PSDP: sigma_{k+1} = pi_{k+1} sigma_k)."""
         if self.loop:
             raise ValueError("prepend() builds finite sequences; call it on a loop=False policy.")
@@ -75,7 +83,7 @@ class NonStationary:
         out._init(((pi, 1),) + self.segments, False, self)
         return out
 
-    def shifted(self, pi) -> NonStationary:
+    def shifted(self, pi: Policy) -> NonStationary:
         """The loop ``pi`` then this loop without its last policy (NSPI's update), in O(1)."""
         if not self.loop:
             raise ValueError("shifted() updates loops; call it on a loop=True policy.")
@@ -92,7 +100,7 @@ class NonStationary:
         return out
 
     @property
-    def policies(self) -> tuple:
+    def policies(self) -> tuple[Policy, ...]:
         """The policies in acting order, one entry per phase (see :attr:`segments`)."""
         if len(self) > self.MAX_LISTED:
             raise ValueError(
@@ -118,7 +126,7 @@ class NonStationary:
         """Number of steps a finite sequence acts for; None for a loop."""
         return None if self.loop else len(self)
 
-    def at(self, phase: int):
+    def at(self, phase: int) -> Policy:
         """The stationary policy used at time ``phase``."""
         if self.loop:
             phase = phase % len(self)
@@ -129,20 +137,24 @@ class NonStationary:
             )
         return self.segments[int(np.searchsorted(self._ends, phase, side="right"))][0]
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs: npt.ArrayLike, phase: int | npt.ArrayLike = 0,
+            rng: np.random.Generator | None = None) -> np.ndarray:
         """Actions at ``phase`` (an int, or one phase per observation)."""
         obs = np.asarray(obs)
-        if np.ndim(phase) == 0:
-            return self.at(int(phase)).act(obs, 0, rng)
-        phase = np.asarray(phase)
+        phases = np.asarray(phase)
+        if phases.ndim == 0:
+            return self.at(int(phases)).act(obs, 0, rng)
         actions = np.zeros(len(obs), dtype=np.int64)
-        for p in np.unique(phase):
-            mask = phase == p
+        for p in np.unique(phases):
+            mask = phases == p
             actions[mask] = self.at(int(p)).act(obs[mask], 0, rng)
         return actions
 
-    def tables(self, mdp) -> np.ndarray:
+    def tables(self, mdp: FiniteMDP) -> np.ndarray:
         """Tables pi[i, s, a] of the policies in acting order."""
         if not self.segments:
             return np.zeros((0, mdp.n_states, mdp.n_actions))
         return np.stack([stationary_table(pi, mdp) for pi in self.policies])
+
+
+AnyPolicy = Policy | NonStationary  # what the exact backend evaluates

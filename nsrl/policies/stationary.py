@@ -3,10 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.model.arrays import index_array, real_array
+
+if TYPE_CHECKING:
+    from nsrl.model.mdp import FiniteMDP
+
+
+class Policy(Protocol):
+    """A stationary policy as the schemes take it: ``act``, ``table`` and ``memory``.
+
+    ``stochastic`` (default False) and ``action_table`` are read when present.
+    """
+
+    @property
+    def memory(self) -> int:
+        """Number of stored deterministic policies."""
+
+    def act(self, obs: npt.ArrayLike, phase: int = 0,
+            rng: np.random.Generator | None = None) -> np.ndarray:
+        """Actions for a batch of observations."""
+
+    def table(self, mdp: FiniteMDP) -> np.ndarray:
+        """The table pi[s, a] on ``mdp``."""
 
 
 class Deterministic:
@@ -24,7 +47,7 @@ class Deterministic:
     memory = 1
     stochastic = False
 
-    def __init__(self, actions):
+    def __init__(self, actions: npt.ArrayLike) -> None:
         actions = index_array("actions", actions)  # a new int64 array; floats refused
         if actions.ndim != 1:
             raise ValueError(f"actions should be a 1-d array (one per state), got {actions.shape}.")
@@ -36,11 +59,12 @@ class Deterministic:
     def __repr__(self) -> str:
         return f"Deterministic(n_states={self.actions.size})"
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs: npt.ArrayLike, phase: int = 0,
+            rng: np.random.Generator | None = None) -> np.ndarray:
         """Actions for a batch of state indices ``obs``."""
         return self.actions[np.asarray(obs, dtype=np.int64)]
 
-    def action_table(self, mdp) -> np.ndarray:
+    def action_table(self, mdp: FiniteMDP) -> np.ndarray:
         """The action of each state of ``mdp``, shape (n_states,)."""
         if self.actions.size != mdp.n_states or self.actions.max() >= mdp.n_actions:
             raise ValueError(
@@ -50,7 +74,7 @@ class Deterministic:
             )
         return self.actions
 
-    def table(self, mdp) -> np.ndarray:
+    def table(self, mdp: FiniteMDP) -> np.ndarray:
         """The one-hot table pi[s, a]."""
         return one_hot(self.action_table(mdp), mdp.n_actions)
 
@@ -62,7 +86,7 @@ def one_hot(actions: np.ndarray, n_actions: int) -> np.ndarray:
     return table
 
 
-def action_table(policy, mdp) -> np.ndarray:
+def action_table(policy: Policy, mdp: FiniteMDP) -> np.ndarray:
     """Actions of a stationary deterministic policy in every state of ``mdp``."""
     if hasattr(policy, "action_table"):
         return policy.action_table(mdp)
@@ -74,7 +98,7 @@ class Stochastic:
 
     stochastic = True
 
-    def __init__(self, table, memory: int = 1):
+    def __init__(self, table: npt.ArrayLike, memory: int = 1) -> None:
         table = real_array("table", table, 2)  # a new real, finite array
         if np.any(table < 0) or not np.allclose(table.sum(axis=1), 1.0):
             raise ValueError("table should be a (n_states, n_actions) array of distributions "
@@ -83,15 +107,16 @@ class Stochastic:
         table.flags.writeable = False
         self._table, self.memory = table, memory
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs: npt.ArrayLike, phase: int = 0,
+            rng: np.random.Generator | None = None) -> np.ndarray:
         """Draw one action per observation (state index) from pi[obs, :]."""
         if rng is None:
             raise ValueError("a stochastic policy needs rng=np.random.Generator to act.")
         cdf = np.cumsum(self._table[np.asarray(obs, dtype=np.int64)], axis=1)
-        u = rng.random(cdf.shape[0])[:, None]
+        u = rng.random(len(cdf))[:, None]
         return np.minimum((u >= cdf).sum(axis=1), self._table.shape[1] - 1)
 
-    def table(self, mdp) -> np.ndarray:
+    def table(self, mdp: FiniteMDP) -> np.ndarray:
         """The table pi[s, a]."""
         return np.array(self._table)
 
@@ -119,8 +144,8 @@ class Mixture:
 
     stochastic = True
 
-    def __init__(self, components: Sequence[tuple[float, object]]):
-        flat: list[tuple[float, object]] = []
+    def __init__(self, components: Sequence[tuple[float, Policy]]) -> None:
+        flat: list[tuple[float, Policy]] = []
         for w, pi in components:
             if isinstance(pi, Mixture):
                 flat.extend((w * wi, pi_i) for wi, pi_i in pi.components)
@@ -131,13 +156,13 @@ class Mixture:
             raise ValueError(
                 f"Mixture weights should be non-negative and sum to 1, got {weights.tolist()}."
             )
-        self._flat: tuple | None = tuple(flat)
-        self._fold: tuple | None = None
+        self._flat: tuple[tuple[float, Policy], ...] | None = tuple(flat)
+        self._fold: tuple[Policy, Policy, float] | None = None
         self.memory = sum(pi.memory for _, pi in flat)
         self._table: tuple[object, np.ndarray] | None = None
 
     @classmethod
-    def fold(cls, pi, new, alpha: float) -> Mixture:
+    def fold(cls, pi: Policy, new: Policy, alpha: float) -> Mixture:
         """``(1 - alpha) pi + alpha new`` for 0 < alpha < 1, without flattening ``pi``."""
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha should be in (0, 1) for a mixture, got {alpha!r}.")
@@ -147,9 +172,10 @@ class Mixture:
         return self
 
     @property
-    def components(self) -> tuple:
+    def components(self) -> tuple[tuple[float, Policy], ...]:
         """The flattened ``(weight, policy)`` pairs (computed once, on demand)."""
         if self._flat is None:
+            assert self._fold is not None  # a Mixture holds one of the two forms
             pi, new, alpha = self._fold
             head = pi.components if isinstance(pi, Mixture) else ((1.0, pi),)
             self._flat = tuple((w * (1.0 - alpha), p) for w, p in head) + ((alpha, new),)
@@ -160,7 +186,8 @@ class Mixture:
         """The weights w_i of :attr:`components`."""
         return np.array([w for w, _ in self.components])
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs: npt.ArrayLike, phase: int = 0,
+            rng: np.random.Generator | None = None) -> np.ndarray:
         """Draw a component per observation, then take that component's action."""
         if rng is None:
             raise ValueError("a Mixture needs rng=np.random.Generator to act.")
@@ -172,7 +199,7 @@ class Mixture:
             actions[mask] = self.components[i][1].act(obs[mask], phase, rng)
         return actions
 
-    def table(self, mdp) -> np.ndarray:
+    def table(self, mdp: FiniteMDP) -> np.ndarray:
         """The table pi[s, a] = sum_i w_i pi_i[s, a] (cached per model; read-only)."""
         if self._table is None or self._table[0] is not mdp:
             if self._fold is not None:
@@ -191,7 +218,7 @@ class Mixture:
         return self._table[1]
 
 
-def stationary_table(policy, mdp) -> np.ndarray:
+def stationary_table(policy: Policy, mdp: FiniteMDP) -> np.ndarray:
     """pi[s, a] of any stationary policy on ``mdp``."""
     if getattr(policy, "stochastic", False):
         return policy.table(mdp)
@@ -208,7 +235,7 @@ class Constant:
     memory = 1
     stochastic = False
 
-    def __init__(self, action: int = 0):
+    def __init__(self, action: int = 0) -> None:
         if int(action) < 0:
             raise ValueError(f"action should be a non-negative index, got {action}.")
         self.action = int(action)
@@ -216,17 +243,18 @@ class Constant:
     def __repr__(self) -> str:
         return f"Constant({self.action})"
 
-    def act(self, obs, phase=0, rng=None) -> np.ndarray:
+    def act(self, obs: npt.ArrayLike, phase: int = 0,
+            rng: np.random.Generator | None = None) -> np.ndarray:
         """``action`` for every observation of the batch."""
-        return np.full(len(obs), self.action, dtype=np.int64)
+        return np.full(np.shape(obs)[0], self.action, dtype=np.int64)
 
-    def action_table(self, mdp) -> np.ndarray:
+    def action_table(self, mdp: FiniteMDP) -> np.ndarray:
         """``action`` in every state of ``mdp``."""
         if self.action >= mdp.n_actions:
             raise ValueError(f"action {self.action} is out of range for {mdp.n_actions} actions.")
         return np.full(mdp.n_states, self.action, dtype=np.int64)
 
-    def table(self, mdp) -> np.ndarray:
+    def table(self, mdp: FiniteMDP) -> np.ndarray:
         """The one-hot table pi[s, a]."""
         return one_hot(self.action_table(mdp), mdp.n_actions)
 

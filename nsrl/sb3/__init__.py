@@ -22,12 +22,16 @@ Examples:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 import torch
 from gymnasium import spaces
 
 from nsrl.exact import check_mdp
-from nsrl.policies import Deterministic, Stochastic
+from nsrl.model.mdp import FiniteMDP
+from nsrl.policies import AnyPolicy, Deterministic, NonStationary, Stochastic
 from nsrl.sb3.vecenv import SB3VecEnv
 
 OBSERVATIONS = ("index", "onehot", "features")
@@ -35,7 +39,7 @@ OBSERVATIONS = ("index", "onehot", "features")
 __all__ = ["OBSERVATIONS", "SB3Policy", "SB3VecEnv", "from_sb3", "state_observations", "to_sb3"]
 
 
-def state_observations(mdp, observation) -> np.ndarray:
+def state_observations(mdp: FiniteMDP, observation: str | npt.ArrayLike) -> np.ndarray:
     """The observation of every state of ``mdp``, in the layout Garnet-v0 emits.
 
     Args:
@@ -68,7 +72,7 @@ def state_observations(mdp, observation) -> np.ndarray:
     )
 
 
-def _infer_observation(space, mdp) -> str:
+def _infer_observation(space: spaces.Space, mdp: FiniteMDP) -> str:
     """Which Garnet-v0 observation mode ``space`` is, or a ValueError asking to say it."""
     if isinstance(space, spaces.Discrete) and space.n == mdp.n_states:
         return "index"
@@ -84,7 +88,7 @@ def _infer_observation(space, mdp) -> str:
     )
 
 
-def _policy_outputs(policy, obs: np.ndarray, kind: str, chunk: int = 65536) -> np.ndarray:
+def _policy_outputs(policy: Any, obs: np.ndarray, kind: str, chunk: int = 65536) -> np.ndarray:
     """Action probabilities (kind 'probs') or Q-values (kind 'q') of a batch, in float64."""
     out = []
     with torch.no_grad():
@@ -97,8 +101,9 @@ def _policy_outputs(policy, obs: np.ndarray, kind: str, chunk: int = 65536) -> n
     return np.concatenate(out).astype(np.float64)
 
 
-def from_sb3(model, mdp, observation=None, *, deterministic: bool = False,
-             exploration_rate=None):
+def from_sb3(model: Any, mdp: FiniteMDP, observation: str | npt.ArrayLike | None = None, *,
+             deterministic: bool = False,
+             exploration_rate: float | str | None = None) -> Deterministic | Stochastic:
     """Tabulate a trained SB3 PPO, A2C or DQN model on a finite model.
 
     Every state's observation goes through the model's network once (one batched forward).
@@ -185,7 +190,8 @@ class SB3Policy:
         seed: seed of the Generator that stochastic policies draw from.
     """
 
-    def __init__(self, policy, mdp=None, observation: str = "index", seed=None):
+    def __init__(self, policy: AnyPolicy, mdp: FiniteMDP | None = None, observation: str = "index",
+                 seed: int | None = None) -> None:
         if not hasattr(policy, "act"):
             raise TypeError(f"expected an nsrl policy with act(), got {type(policy).__name__}.")
         if observation not in OBSERVATIONS + ("raw",):
@@ -195,7 +201,7 @@ class SB3Policy:
         if observation in ("onehot", "features") and mdp is None:
             raise ValueError(f"observation={observation!r} needs mdp= to decode observations.")
         self.policy, self.mdp, self.observation = policy, mdp, observation
-        self._table = None if mdp is None or observation in ("index", "raw") \
+        self._table: np.ndarray | None = None if mdp is None or observation in ("index", "raw") \
             else state_observations(check_mdp(mdp), observation).astype(np.float64)
         self.rng = np.random.default_rng(seed)
 
@@ -210,10 +216,13 @@ class SB3Policy:
             return obs.reshape(len(obs)).astype(np.int64)
         obs = obs.reshape(len(obs), -1).astype(np.float64)
         # Nearest row rather than equality: the env emits float32 copies of float64 rows.
+        assert self._table is not None  # onehot and features observations have one
         d2 = ((obs[:, None, :] - self._table[None, :, :]) ** 2).sum(axis=-1)
         return np.argmin(d2, axis=1)
 
-    def predict(self, observation, state=None, episode_start=None, deterministic=False):
+    def predict(self, observation: npt.ArrayLike, state: tuple[np.ndarray] | None = None,
+                episode_start: np.ndarray | None = None,
+                deterministic: bool = False) -> tuple[np.ndarray, tuple[np.ndarray]]:
         """Actions for a batch of observations, and the next phases as the recurrent state.
 
         Args:
@@ -235,10 +244,14 @@ class SB3Policy:
             np.asarray(state[0] if isinstance(state, tuple) else state, dtype=np.int64).reshape(n)
         if episode_start is not None:
             phase = np.where(np.asarray(episode_start, dtype=bool).reshape(n), 0, phase)
-        actions = np.asarray(self.policy.act(self._decode(obs), phase=phase, rng=self.rng))
+        if isinstance(self.policy, NonStationary):
+            actions = np.asarray(self.policy.act(self._decode(obs), phase=phase, rng=self.rng))
+        else:  # a stationary policy acts alike at every phase
+            actions = np.asarray(self.policy.act(self._decode(obs), rng=self.rng))
         return (actions[0] if single else actions), (phase + 1,)
 
 
-def to_sb3(policy, mdp=None, observation: str = "index", seed=None) -> SB3Policy:
+def to_sb3(policy: AnyPolicy, mdp: FiniteMDP | None = None, observation: str = "index",
+           seed: int | None = None) -> SB3Policy:
     """Wrap an nsrl policy for SB3 (``evaluate_policy`` etc.); see :class:`SB3Policy`."""
     return SB3Policy(policy, mdp, observation, seed)

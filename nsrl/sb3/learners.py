@@ -16,14 +16,19 @@ data (:data:`CONFIGS`), so a sweep can change them.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 from stable_baselines3 import A2C, DQN, PPO
+from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecEnv
 
 from nsrl.exact import check_mdp
+from nsrl.model.mdp import FiniteMDP
+from nsrl.policies import Deterministic, Stochastic
 from nsrl.sb3 import from_sb3
 from nsrl.sb3.vecenv import SB3VecEnv
 
@@ -70,10 +75,10 @@ def checkpoints(budget: int, n: int = 12, first: int = 1000) -> np.ndarray:
 class _Snapshots(BaseCallback):
     """Tabulate the policy each time the transition count passes a checkpoint."""
 
-    def __init__(self, mdp, marks, observation):
+    def __init__(self, mdp: FiniteMDP, marks: Iterable[int], observation: str) -> None:
         super().__init__()
         self.mdp, self.marks, self.observation = mdp, list(marks), observation
-        self.taken: list[tuple[int, object]] = []
+        self.taken: list[tuple[int, Deterministic | Stochastic]] = []
 
     def _on_step(self) -> bool:
         while self.marks and self.num_timesteps >= self.marks[0]:
@@ -83,7 +88,7 @@ class _Snapshots(BaseCallback):
         return True
 
 
-def make_model(config: SB3Config, env, gamma: float, seed: int):
+def make_model(config: SB3Config, env: VecEnv, gamma: float, seed: int) -> BaseAlgorithm:
     """The SB3 model of ``config`` on ``env`` (an SB3 VecEnv), on CPU, seeded."""
     if config.algo not in ALGOS:
         raise ValueError(f"algo should be one of {sorted(ALGOS)}, got {config.algo!r}.")
@@ -91,8 +96,10 @@ def make_model(config: SB3Config, env, gamma: float, seed: int):
                               verbose=0, **config.kwargs)
 
 
-def learn(algo: str | SB3Config, mdp, budget: int, seed: int, *, env=None,
-          observation: str = "index", max_episode_steps: int | None = 1000, n_checkpoints=12):
+def learn(algo: str | SB3Config, mdp: FiniteMDP, budget: int, seed: int, *,
+          env: VecEnv | None = None, observation: str = "index",
+          max_episode_steps: int | None = 1000,
+          n_checkpoints: int = 12) -> list[tuple[int, Deterministic | Stochastic]]:
     """Train an SB3 agent for ``budget`` transitions and return its tabulated checkpoints.
 
     Args:
@@ -126,8 +133,12 @@ def learn(algo: str | SB3Config, mdp, budget: int, seed: int, *, env=None,
     return snaps.taken
 
 
-def _learner(algo: str):
-    def learner(mdp, budget, seed):
+Learner = Callable[[FiniteMDP, int, int], list[tuple[int, Deterministic | Stochastic]]]
+
+
+def _learner(algo: str) -> Learner:
+    def learner(mdp: FiniteMDP, budget: int, seed: int,
+                ) -> list[tuple[int, Deterministic | Stochastic]]:
         return learn(algo, mdp, budget, seed)
 
     learner.__name__ = learner.__qualname__ = f"sb3_{algo}"

@@ -11,13 +11,22 @@ compiled kernel (:mod:`nsrl.model.kernels`) directly with one Generator for the 
 
 from __future__ import annotations
 
+from typing import Any
+
+import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import (
+    VecEnvIndices,
+    VecEnvObs,
+    VecEnvStepReturn,
+)
 
 from nsrl.envs import observations
 from nsrl.exact import check_mdp
 from nsrl.model.kernels import check_indices, resolve_backend, start_states, step_unchecked
+from nsrl.model.mdp import FiniteMDP
 
 
 class SB3VecEnv(VecEnv):
@@ -49,9 +58,10 @@ class SB3VecEnv(VecEnv):
         ((4,), dtype('float32'))
     """
 
-    def __init__(self, mdp, num_envs: int, observation: str = "index",
-                 max_episode_steps: int | None = None, geometric: bool = False, seed=None,
-                 backend: str | None = None):
+    def __init__(self, mdp: FiniteMDP, num_envs: int, observation: str = "index",
+                 max_episode_steps: int | None = None, geometric: bool = False,
+                 seed: int | None = None,
+                 backend: str | None = None) -> None:
         self.mdp = check_mdp(mdp)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
                 or num_envs < 1:
@@ -74,7 +84,7 @@ class SB3VecEnv(VecEnv):
         self._rewards = np.empty(self.num_envs, dtype=np.float64)
 
     @classmethod
-    def from_env(cls, env, *, geometric: bool = False, seed=None) -> SB3VecEnv:
+    def from_env(cls, env: Any, *, geometric: bool = False, seed: int | None = None) -> SB3VecEnv:
         """The SB3 view of a native vector env (``nsrl.envs.FiniteMDPVectorEnv``, Garnet's).
 
         Reads its model, size, observation mode, time limit and kernel backend; the new env
@@ -94,7 +104,7 @@ class SB3VecEnv(VecEnv):
     def _start(self, n: int) -> np.ndarray:
         return start_states(self.mdp, n, self._rng)
 
-    def reset(self):
+    def reset(self) -> VecEnvObs:
         """Reset every env (start states from nu, or ``set_options({"state": s})``)."""
         if self._seeds[0] is not None:
             self._rng = np.random.default_rng(self._seeds[0])
@@ -109,12 +119,12 @@ class SB3VecEnv(VecEnv):
         self.reset_infos = [{} for _ in range(self.num_envs)]
         return self.observe(self._states)
 
-    def step_async(self, actions) -> None:
+    def step_async(self, actions: np.ndarray) -> None:
         """Store the actions of the next step (one int per env)."""
         self._actions = check_indices("actions", np.asarray(actions).reshape(-1),
                                       self.mdp.n_actions, size=self.num_envs)
 
-    def step_wait(self):
+    def step_wait(self) -> VecEnvStepReturn:
         """One transition per env; finished envs are reset in the same call."""
         step_unchecked(self.mdp, self._states, self._actions, self._rng,
                        self._next, self._rewards, backend=self.backend)
@@ -127,7 +137,7 @@ class SB3VecEnv(VecEnv):
         dones = terminated | truncated
         self._states = self._next.copy()
         obs = self.observe(self._states)
-        infos = [{} for _ in range(self.num_envs)]
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         done_idx = np.flatnonzero(dones)
         if done_idx.size:
             for i in done_idx:
@@ -141,19 +151,21 @@ class SB3VecEnv(VecEnv):
     def close(self) -> None:
         """Nothing to release."""
 
-    def get_attr(self, attr_name, indices=None):
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The attribute of this env, once per index (the copies share one object)."""
         return [getattr(self, attr_name) for _ in self._get_indices(indices)]
 
-    def set_attr(self, attr_name, value, indices=None) -> None:
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute (the copies share one object, so it applies to all of them)."""
         setattr(self, attr_name, value)
 
-    def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
+    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
+                   **method_kwargs: Any) -> list[Any]:
         """Call a method of this env once per index."""
         method = getattr(self, method_name)
         return [method(*method_args, **method_kwargs) for _ in self._get_indices(indices)]
 
-    def env_is_wrapped(self, wrapper_class, indices=None):
+    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper],
+                       indices: VecEnvIndices = None) -> list[bool]:
         """No gymnasium wrappers are involved: False for every env."""
         return [False for _ in self._get_indices(indices)]

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> tuple[str, ...]:
     if name == "SCHEME_NAMES":  # was a copy taken at import; the registry is read live now
         import warnings
 

@@ -6,16 +6,18 @@ API(alpha):  pi_{k+1} <- (1 - alpha) pi_k + alpha G_eps(nu, v_{pi_k})
 
 from __future__ import annotations
 
-from nsrl.greedy.base import Nu
+import numpy as np
+
+from nsrl.greedy.base import GreedyOperator, Nu
 from nsrl.params import param, set_params
-from nsrl.policies import Mixture
+from nsrl.policies import Mixture, Policy
 from nsrl.schemes import rules
 from nsrl.schemes.base import Step
 
 ALPHA = param(float, 0.1, gt=0, le=1)  # the fixed step of API(alpha) and CPI(alpha)
 
 
-def fold_in(pi, new, alpha: float):
+def fold_in(pi: Policy, new: Policy, alpha: float) -> Policy:
     """(1 - alpha) pi + alpha new, the update of API(alpha) and the CPI family.
 
     A full step (:func:`nsrl.schemes.rules.replaces`) is ``new`` itself; otherwise a
@@ -40,18 +42,18 @@ class API:
     params: dict = {}
     fold, step_rule = "replace", "full"  # what the engines read (nsrl.schemes.rules)
 
-    def start(self, pi0) -> None:
+    def start(self, pi0: Policy) -> None:
         """Set pi_0."""
         self.pi = pi0
 
-    def step(self, operator, rng) -> Step:
+    def step(self, operator: GreedyOperator, rng: np.random.Generator) -> Step:
         """pi_{k+1} <- G(nu, v_{pi_k})."""
         g = operator.greedy(self.pi, Nu(), rng)
         target, self.pi = self.pi, g.policy
         return Step(target=target, rho=Nu(), greedy=g)
 
     @property
-    def output(self):
+    def output(self) -> Policy:
         """pi_k."""
         return self.pi
 
@@ -61,12 +63,13 @@ class APIAlpha(API):
 
     params = {"alpha": ALPHA}
     fold, step_rule = "mix", "fixed"
+    alpha: float  # set by set_params
 
-    def __init__(self, alpha: float = 0.1):
+    def __init__(self, alpha: float = 0.1) -> None:
         set_params(self, alpha=alpha)
         self.name = f"API({self.alpha:g})"
 
-    def step(self, operator, rng) -> Step:
+    def step(self, operator: GreedyOperator, rng: np.random.Generator) -> Step:
         """pi_{k+1} <- (1 - alpha) pi_k + alpha G(nu, v_{pi_k})."""
         g = operator.greedy(self.pi, Nu(), rng)
         target, self.pi = self.pi, fold_in(self.pi, g.policy, self.alpha)

@@ -10,14 +10,19 @@ distribution*, and *how* the greedy policy is folded into the current one. It ha
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.exact import backend, q_values
 from nsrl.exact.iterative import NotCertifiedError
-from nsrl.greedy.base import Greedy, Nu, check_operator, rho_array
-from nsrl.policies import action_table
+from nsrl.greedy.base import Greedy, GreedyOperator, Nu, Rho, check_operator, rho_array
+from nsrl.model.mdp import FiniteMDP
+from nsrl.params import Param
+from nsrl.policies import AnyPolicy, Policy, action_table
 from nsrl.schemes import rules
 
 
@@ -33,8 +38,8 @@ class Step:
         stopped: True once a scheme with a stopping rule (CPI, CPI+) has stopped.
     """
 
-    target: object = None
-    rho: object = field(default_factory=Nu)
+    target: AnyPolicy | None = None
+    rho: Rho = field(default_factory=Nu)
     greedy: Greedy | None = None
     alpha: float = float("nan")
     stopped: bool = False
@@ -86,9 +91,31 @@ class History:
                        outputs=outputs, engine=self.engine)
 
 
-def greedy_error(mdp, step: Step) -> float:
+class Scheme(Protocol):
+    """What the engines run: a scheme object (see :func:`nsrl.schemes.make_scheme`).
+
+    ``fold`` and ``step_rule`` name its update for the batched engines (nsrl.schemes.rules).
+    """
+
+    name: str
+    params: dict[str, Param]
+    fold: str
+    step_rule: str
+
+    def start(self, pi0: Policy) -> None:
+        """Set pi_0."""
+
+    def step(self, operator: GreedyOperator, rng: np.random.Generator) -> Step:
+        """One iteration."""
+
+    @property
+    def output(self) -> AnyPolicy | None:
+        """The policy the scheme outputs after its iterations so far (None before any)."""
+
+
+def greedy_error(mdp: FiniteMDP, step: Step) -> float:
     """rho (T v - T_{pi'} v) for v = v_target: how far from greedy the returned policy was."""
-    if step.greedy is None:
+    if step.greedy is None or step.target is None:
         return float("nan")
     v = backend(mdp).value(step.target)
     q = q_values(mdp, v)
@@ -101,14 +128,14 @@ def greedy_error(mdp, step: Step) -> float:
 
 
 def reference_run(
-    scheme,
-    operator,
+    scheme: Scheme,
+    operator: GreedyOperator,
     n_iterations: int = 100,
     *,
     rng: np.random.Generator,
-    pi0=None,
-    mdp=None,
-    mu=None,
+    pi0: Policy | None = None,
+    mdp: FiniteMDP | None = None,
+    mu: npt.ArrayLike | None = None,
     measure_errors: bool = False,
     keep_outputs: bool = False,
     progress: bool = False,
@@ -162,7 +189,7 @@ def reference_run(
     # Sample-based operators count every transition in `samples_used`, value estimates for
     # CPI+'s line search included; Greedy.samples only covers the greedy calls.
     counted = getattr(operator, "samples_used", None)
-    iterations = range(n_iterations)
+    iterations: Iterable[int] = range(n_iterations)
     if progress:
         from tqdm.auto import tqdm
 
@@ -171,8 +198,9 @@ def reference_run(
         step = scheme.step(operator, rng)
         total += step.greedy.samples if step.greedy is not None else 0
         if counted is not None:
-            total = operator.samples_used - counted
+            total = getattr(operator, "samples_used", counted) - counted
         out = scheme.output
+        assert out is not None  # a scheme has an output once it has stepped
         hist.samples[k], hist.memory[k], hist.steps[k] = total, out.memory, step.alpha
         if mdp is not None:
             hist.losses[k] = backend(mdp).loss(out, mu)

@@ -25,10 +25,12 @@ never stops. The step, the stopping test, the candidates and the choice among th
 
 from __future__ import annotations
 
+import numpy as np
+
 from nsrl.exact import backend, q_values
-from nsrl.greedy.base import Occupancy, policy_advantage
+from nsrl.greedy.base import Greedy, GreedyOperator, Occupancy, policy_advantage
 from nsrl.params import param, set_params
-from nsrl.policies import action_table, stationary_table
+from nsrl.policies import Policy, action_table, stationary_table
 from nsrl.schemes import rules
 from nsrl.schemes.api import ALPHA, fold_in
 from nsrl.schemes.base import Step
@@ -62,35 +64,39 @@ class CPI:
     name = "CPI"
     params = _CPI_PARAMS
     # What the engines read (nsrl.schemes.rules): the step, the fold, CPI+'s line search.
+    line_search: str | None
     fold, step_rule, line_search = "mix", "kakade", None
+    epsilon: float | None  # these three are set by set_params
+    r_max: float | None
+    advantage: str
 
     def __init__(self, epsilon: float | None = None, r_max: float | None = None,
-                 advantage: str = "operator"):
+                 advantage: str = "operator") -> None:
         set_params(self, epsilon=epsilon, r_max=r_max, advantage=advantage)
 
-    def start(self, pi0) -> None:
+    def start(self, pi0: Policy) -> None:
         """Set pi_0."""
         self.pi, self.stopped = pi0, False
 
-    def problem(self, operator) -> tuple[float | None, float | None]:
+    def problem(self, operator: GreedyOperator) -> tuple[float | None, float | None]:
         """(gamma, R_max) of the operator's problem, None where it does not say."""
         mdp = getattr(operator, "mdp", None)
         gamma = getattr(mdp, "gamma", None) or getattr(operator, "gamma", None)
         return gamma, getattr(mdp, "r_max", None)
 
-    def step_of(self, g, operator) -> float:
+    def step_of(self, g: Greedy, operator: GreedyOperator) -> float:
         """The step rule's step for the greedy result ``g`` (rules.step_size); 0: stop."""
         gamma, r_max = self.problem(operator)
         if gamma is None and self.step_rule == "kakade":
             raise ValueError("CPI needs gamma: the operator should expose .mdp or .gamma.")
 
-        def advantage():
+        def advantage() -> float | np.ndarray:
             return rules.read_advantage(self, g.advantage,
                                         lambda: exact_advantage(operator, self.pi, g.policy))
 
-        return rules.step_size(self, advantage, gamma, r_max)
+        return float(rules.step_size(self, advantage, gamma, r_max))
 
-    def step(self, operator, rng) -> Step:
+    def step(self, operator: GreedyOperator, rng: np.random.Generator) -> Step:
         """One iteration: greedy under d_{pi_k,nu}, the step (and line search), the fold."""
         if self.stopped:
             return Step(stopped=True, alpha=0.0)
@@ -105,7 +111,8 @@ class CPI:
         target, self.pi = self.pi, fold_in(self.pi, g.policy, alpha)
         return Step(target=target, rho=rho, greedy=g, alpha=alpha)
 
-    def search(self, alpha: float, new, operator, rng) -> float:
+    def search(self, alpha: float, new: Policy, operator: GreedyOperator,
+               rng: np.random.Generator) -> float:
         """The step of the candidates min(2^i alpha, 1) that ``line_search`` picks.
 
         Candidates are scored by ``operator.value`` (its estimate of nu v), smallest step
@@ -116,24 +123,25 @@ class CPI:
         baseline = None
         if self.line_search == "largest-improving":
             baseline = [operator.value(self.pi, rng)] * len(steps)
-        chosen = rules.choose_steps([0] * len(steps), scores, self.line_search, baseline)
+        chosen = rules.choose_steps([0] * len(steps), scores, self.line_search or "best",
+                                    baseline)
         return float(steps[int(chosen[0])])
 
     @property
-    def output(self):
+    def output(self) -> Policy:
         """pi_k, a mixture of the greedy policies."""
         return self.pi
 
 
-def exact_advantage(operator, pi, new) -> float:
+def exact_advantage(operator: GreedyOperator, pi: Policy, new: Policy) -> float:
     """d_{pi,nu} (T_{pi'} v_pi - v_pi), pi' = ``new``, with the operator's model (value units)."""
     mdp = getattr(operator, "mdp", None)
     if mdp is None:
         raise ValueError("CPI(advantage='exact') needs the model: the operator has no .mdp; "
                          "use advantage='operator' with a model-free operator.")
     b = backend(mdp)
-    return policy_advantage(b.occupancy(pi), q_values(mdp, b.value(pi)),
-                            stationary_table(pi, mdp), action_table(new, mdp))
+    return float(policy_advantage(b.occupancy(pi), q_values(mdp, b.value(pi)),
+                                  stationary_table(pi, mdp), action_table(new, mdp)))
 
 
 class CPIPlus(CPI):
@@ -150,7 +158,7 @@ class CPIPlus(CPI):
     params = _CPI_PARAMS | {"line_search": param(str, "best", choices=rules.LINE_SEARCH_RULES)}
 
     def __init__(self, epsilon: float | None = None, r_max: float | None = None,
-                 advantage: str = "operator", line_search: str = "best"):
+                 advantage: str = "operator", line_search: str = "best") -> None:
         set_params(self, epsilon=epsilon, r_max=r_max, advantage=advantage,
                    line_search=line_search)
 
@@ -159,9 +167,10 @@ class CPIAlpha(CPI):
     """CPI(alpha): CPI with a fixed step alpha and no stopping rule (paper: alpha = 0.1)."""
 
     params = {"alpha": ALPHA}
+    alpha: float  # set by set_params
     step_rule = "fixed"
     advantage = "operator"  # not read: the step is fixed
 
-    def __init__(self, alpha: float = 0.1):
+    def __init__(self, alpha: float = 0.1) -> None:
         set_params(self, alpha=alpha)
         self.name = f"CPI({self.alpha:g})"

@@ -8,9 +8,11 @@ It starts from m copies of pi_0, keeps the last m policies and outputs the loop
 
 from __future__ import annotations
 
-from nsrl.greedy.base import Nu
+import numpy as np
+
+from nsrl.greedy.base import GreedyOperator, Nu
 from nsrl.params import param, set_params
-from nsrl.policies import NonStationary
+from nsrl.policies import NonStationary, Policy
 from nsrl.schemes.base import Step
 
 
@@ -27,16 +29,17 @@ class NSPI:
 
     params = {"m": param(int, 5, ge=1, le=2**31 - 1)}  # memory is stored as an int32
     fold, step_rule = "window", "full"  # what the engines read (nsrl.schemes.rules)
+    m: int  # set by set_params
 
-    def __init__(self, m: int = 5):
+    def __init__(self, m: int = 5) -> None:
         set_params(self, m=m)
         self.name = f"NSPI({self.m})"
 
-    def start(self, pi0) -> None:
+    def start(self, pi0: Policy) -> None:
         """sigma_0^m = pi_0 ... pi_0 (m copies)."""
         self.loop = NonStationary.repeated(pi0, self.m)  # one segment, whatever m
 
-    def step(self, operator, rng) -> Step:
+    def step(self, operator: GreedyOperator, rng: np.random.Generator) -> Step:
         """pi_{k+1} <- G(nu, v_{(sigma_k^m)^inf}); drop the oldest policy."""
         g = operator.greedy(self.loop, Nu(), rng)
         target = self.loop
@@ -44,6 +47,6 @@ class NSPI:
         return Step(target=target, rho=Nu(), greedy=g)
 
     @property
-    def output(self):
+    def output(self) -> NonStationary:
         """(sigma_k^m)^inf."""
         return self.loop

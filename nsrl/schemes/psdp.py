@@ -9,8 +9,10 @@ reward depends on the action (docs/decisions.md). The output after k iterations 
 
 from __future__ import annotations
 
-from nsrl.greedy.base import Nu
-from nsrl.policies import NonStationary
+import numpy as np
+
+from nsrl.greedy.base import GreedyOperator, Nu
+from nsrl.policies import NonStationary, Policy
 from nsrl.schemes.base import Step
 
 
@@ -29,12 +31,12 @@ class PSDP:
     params: dict = {}
     fold, step_rule = "prepend", "full"  # what the engines read (nsrl.schemes.rules)
 
-    def start(self, pi0) -> None:
+    def start(self, pi0: Policy | None) -> None:
         """PSDP starts from the empty policy; ``pi0`` is not used."""
         self.sigma = NonStationary.empty()
-        self._output = None
+        self._output: NonStationary | None = None
 
-    def step(self, operator, rng) -> Step:
+    def step(self, operator: GreedyOperator, rng: np.random.Generator) -> Step:
         """pi_{k+1} <- G(nu, v_{sigma_k}); sigma_{k+1} = pi_{k+1} sigma_k."""
         g = operator.greedy(self.sigma, Nu(), rng)
         target, self.sigma = self.sigma, self.sigma.prepend(g.policy)
@@ -42,6 +44,6 @@ class PSDP:
         return Step(target=target, rho=Nu(), greedy=g)
 
     @property
-    def output(self):
+    def output(self) -> NonStationary | None:
         """(sigma_k)^inf, the policy that loops over sigma_k."""
         return self._output

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nsrl.params import Param, check_params
 from nsrl.plugins import ensure_installed
 from nsrl.schemes.api import API, APIAlpha
+from nsrl.schemes.base import Scheme
 from nsrl.schemes.cpi import CPI, CPIAlpha, CPIPlus
 from nsrl.schemes.nspi import NSPI
 from nsrl.schemes.psdp import PSDP
@@ -90,12 +92,12 @@ def entry_of(name: str) -> SchemeEntry:
     return entry
 
 
-def added_entries(names) -> list[SchemeEntry]:
+def added_entries(names: Iterable[str]) -> list[SchemeEntry]:
     """The entries of ``names`` registered by the user (beyond the built-in seven)."""
     return [e for e in map(entry_of, names) if (e.base, e.argument is not None) not in BUILTIN]
 
 
-def options_of(cls) -> dict:
+def options_of(cls: type) -> dict:
     """The options ``cls`` declares (its ``params``; a class without, its signature's names)."""
     params = getattr(cls, "params", None)
     if params is None:  # a user's class that declares nothing: names only, values unchecked
@@ -114,7 +116,7 @@ def scheme_options(name: str, options: dict) -> dict:
     return {k: v for k, v in options.items() if k in taken}
 
 
-def make_scheme(name: str, **options):
+def make_scheme(name: str, **options: object) -> Scheme:
     """A scheme from its name: api, api(0.1), cpi, cpi(0.1), cpi+, psdp, nspi(5).
 
     Args:

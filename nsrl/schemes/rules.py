@@ -21,7 +21,11 @@ in how they compute values, never in what they decide with them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, overload
+
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.policies import Constant
 
@@ -51,7 +55,7 @@ def start_policy() -> Constant:
     return Constant(START_ACTION)
 
 
-def replaces(alpha) -> bool | np.ndarray:
+def replaces(alpha: float | np.ndarray) -> bool | np.ndarray:
     """Whether the step (1 - alpha) pi + alpha pi' is pi' itself (alpha == 1).
 
     Exactly 1 only: the mixture is then dropped (no zero-weight component is kept).
@@ -59,7 +63,7 @@ def replaces(alpha) -> bool | np.ndarray:
     return np.asarray(alpha) == 1.0 if np.ndim(alpha) else alpha == 1.0
 
 
-def mix(old, new, alpha):
+def mix(old: np.ndarray, new: np.ndarray, alpha: float | np.ndarray) -> np.ndarray:
     """(1 - alpha) old + alpha new: the fold of a mixture's table, rewards or system.
 
     ``alpha`` is a scalar or one step per run (the leading axis of ``old`` and ``new``); a
@@ -74,12 +78,25 @@ def mix(old, new, alpha):
     return (1 - alpha) * old + alpha * new
 
 
-def start_memory(scheme) -> int:
+# A scheme object (nsrl.schemes.base.Scheme): its fold and step rule, and the options its
+# rule reads (alpha, advantage, r_max, epsilon, m) when it has them.
+AnyScheme = Any
+
+
+def start_memory(scheme: AnyScheme) -> int:
     """Policies stored by pi_0's output: m copies of pi_0 for NSPI(m), none for PSDP, else 1."""
     return {"window": getattr(scheme, "m", 1), "prepend": 0}.get(scheme.fold, 1)
 
 
-def memory_after(scheme, memory, alpha=1.0):
+@overload
+def memory_after(scheme: AnyScheme, memory: int, alpha: float = 1.0) -> int: ...
+@overload
+def memory_after(scheme: AnyScheme, memory: np.ndarray,
+                 alpha: float | np.ndarray = 1.0) -> np.ndarray: ...
+@overload
+def memory_after(scheme: AnyScheme, memory: int, alpha: np.ndarray) -> np.ndarray: ...
+def memory_after(scheme: AnyScheme, memory: npt.ArrayLike,
+                 alpha: float | np.ndarray = 1.0) -> int | np.ndarray:
     """Policies stored after ``scheme`` folds one new deterministic policy in with ``alpha``.
 
     ``memory`` and ``alpha`` are scalars or one entry per run.
@@ -99,13 +116,15 @@ def memory_after(scheme, memory, alpha=1.0):
     return int(out) if out.ndim == 0 else out
 
 
-def cpi_constants(r_max_model: float | None, r_max=None, epsilon=None) -> tuple[float, float]:
+def cpi_constants(r_max_model: float | None, r_max: float | None = None,
+                  epsilon: float | None = None) -> tuple[float, float]:
     """(R, epsilon) of CPI's step: the given ones, else the model's R_max and its fraction."""
     r = r_max or r_max_model or 1.0
     return float(r), float(epsilon or EPSILON_FRACTION * r)
 
 
-def read_advantage(scheme, estimate, exact):
+def read_advantage(scheme: AnyScheme, estimate: float | np.ndarray,
+                   exact: Callable[[], float | np.ndarray]) -> float | np.ndarray:
     """The advantage CPI's step reads: the operator's ``estimate``, or ``exact()`` from the model.
 
     ``exact`` is called only when ``scheme.advantage == "exact"`` (it costs an evaluation).
@@ -113,7 +132,8 @@ def read_advantage(scheme, estimate, exact):
     return exact() if scheme.advantage == "exact" else estimate
 
 
-def step_size(scheme, advantage, gamma: float, r_max_model: float | None):
+def step_size(scheme: AnyScheme, advantage: Callable[[], float | np.ndarray] | None,
+              gamma: float | None, r_max_model: float | None) -> float | np.ndarray:
     """The step of ``scheme`` before any line search; 0 where its stopping test fires.
 
     ``"full"``: 1; ``"fixed"``: ``scheme.alpha``; ``"kakade"``: :func:`cpi_step` with the
@@ -121,12 +141,17 @@ def step_size(scheme, advantage, gamma: float, r_max_model: float | None):
     only by the rules that read it; scalars give a float, per-run arrays an array.
     """
     if scheme.step_rule == "kakade":
+        if gamma is None:
+            raise ValueError("CPI's step needs gamma: the operator should expose .mdp or .gamma.")
         r_max, epsilon = cpi_constants(r_max_model, scheme.r_max, scheme.epsilon)
+        if advantage is None:
+            raise ValueError("CPI's step reads the advantage: pass advantage=.")
         return cpi_step(advantage(), gamma, r_max, epsilon)
     return scheme.alpha if scheme.step_rule == "fixed" else 1.0
 
 
-def cpi_step(advantage, gamma: float, r_max: float, epsilon: float):
+def cpi_step(advantage: float | np.ndarray, gamma: float, r_max: float,
+             epsilon: float) -> float | np.ndarray:
     """Kakade & Langford's step for an advantage in value units; 0 where CPI stops.
 
     With A = (1 - gamma) advantage (normalised units): stop when A < 2 epsilon / 3 (also on
@@ -145,7 +170,7 @@ def cpi_step(advantage, gamma: float, r_max: float, epsilon: float):
     return float(step) if step.ndim == 0 else step
 
 
-def line_search_steps(alpha) -> tuple[np.ndarray, np.ndarray]:
+def line_search_steps(alpha: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """CPI+'s candidates min(2^i alpha_r, 1), i = 0..ceil(log2(1/alpha_r)), for every run.
 
     Returns (owner, steps): each candidate's run and step. Runs with alpha_r = 0 (CPI has
@@ -166,7 +191,8 @@ def line_search_steps(alpha) -> tuple[np.ndarray, np.ndarray]:
     return owner, np.minimum(1.0, np.repeat(a, count) * 2.0**i)
 
 
-def choose_steps(owner, scores, rule: str = "best", baseline=None) -> np.ndarray:
+def choose_steps(owner: npt.ArrayLike, scores: npt.ArrayLike, rule: str = "best",
+                 baseline: npt.ArrayLike | None = None) -> np.ndarray:
     """Index of the chosen candidate of every run (in run order), by CPI+'s ``rule``.
 
     Args:

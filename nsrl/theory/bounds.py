@@ -42,11 +42,13 @@ Bounds on ``mu (v* - v_out(k))`` (appendix "Proofs for Table 1" and the suppleme
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.exact import backend, check_mdp, q_values
-from nsrl.model.mdp import check_distribution
-from nsrl.policies import NonStationary
-from nsrl.schemes import API, CPI, NSPI, PSDP, APIAlpha
+from nsrl.model.mdp import FiniteMDP, check_distribution
+from nsrl.policies import AnyPolicy, NonStationary, Policy
+from nsrl.schemes import API, CPI, NSPI, PSDP, APIAlpha, History
+from nsrl.schemes.base import Scheme
 from nsrl.theory.concentrability import Concentrability, concentrability
 
 
@@ -100,7 +102,8 @@ def _geometric(conc: Concentrability, K: int, which: str) -> np.ndarray:
     return np.where(np.isinf(values), np.inf, conc.gamma**i * np.where(np.isinf(values), 0, values))
 
 
-def _nspi(conc, eps, m, d0, with_pi_star=True) -> dict[str, np.ndarray]:
+def _nspi(conc: Concentrability, eps: np.ndarray, m: int, d0: float,
+          with_pi_star: bool = True) -> dict[str, np.ndarray]:
     g, K = conc.gamma, eps.size
     start = g ** np.arange(1, K + 1) * d0
     h = _h(conc, K + m, m)
@@ -117,7 +120,8 @@ def _nspi(conc, eps, m, d0, with_pi_star=True) -> dict[str, np.ndarray]:
     return rows
 
 
-def _psdp(conc, eps, d_empty, d_loop) -> dict[str, np.ndarray]:
+def _psdp(conc: Concentrability, eps: np.ndarray, d_empty: float,
+          d_loop: float) -> dict[str, np.ndarray]:
     g, K = conc.gamma, eps.size
     start = g ** np.arange(1, K + 1) * (d_empty + d_loop)
     return {
@@ -126,7 +130,8 @@ def _psdp(conc, eps, d_empty, d_loop) -> dict[str, np.ndarray]:
     }
 
 
-def _conservative(conc, eps, alphas, d0, d_errors: bool) -> dict[str, np.ndarray]:
+def _conservative(conc: Concentrability, eps: np.ndarray, alphas: npt.ArrayLike, d0: float,
+                  d_errors: bool) -> dict[str, np.ndarray]:
     g = conc.gamma
     alphas = np.asarray(alphas, dtype=np.float64)
     if alphas.shape != eps.shape or np.any(np.isnan(alphas)) or np.any(alphas < 0):
@@ -140,7 +145,7 @@ def _conservative(conc, eps, alphas, d0, d_errors: bool) -> dict[str, np.ndarray
     return {"C(1,0)": _times(factor, np.cumsum(weighted)) + delta * d0}
 
 
-def _check_errors(errors, conservative: bool) -> np.ndarray:
+def _check_errors(errors: npt.ArrayLike, conservative: bool) -> np.ndarray:
     eps = np.asarray(errors, dtype=np.float64)
     if eps.ndim != 1 or eps.size == 0:
         raise ValueError(f"errors should be a non-empty 1-d array (eps_1..eps_K), got {eps!r}.")
@@ -152,7 +157,7 @@ def _check_errors(errors, conservative: bool) -> np.ndarray:
     return eps
 
 
-def initial_gaps(mdp, pi0=None) -> dict[str, float]:
+def initial_gaps(mdp: FiniteMDP, pi0: AnyPolicy | None = None) -> dict[str, float]:
     """The sup norms that replace the paper's V_max (see the module docstring).
 
     Args:
@@ -176,11 +181,11 @@ def initial_gaps(mdp, pi0=None) -> dict[str, float]:
     }
 
 
-def _resolve(scheme):
+def _resolve(scheme: Scheme | str) -> API | CPI | NSPI | PSDP:
     if isinstance(scheme, str):
         from nsrl.schemes import make_scheme
 
-        return make_scheme(scheme)
+        scheme = make_scheme(scheme)
     if not isinstance(scheme, (API, CPI, NSPI, PSDP)):
         raise TypeError(
             f"expected a scheme (API, APIAlpha, CPI, CPIAlpha, CPIPlus, PSDP, NSPI) or its "
@@ -189,7 +194,8 @@ def _resolve(scheme):
     return scheme
 
 
-def table1_bounds(scheme, errors, conc: Concentrability, gaps: dict, steps=None):
+def table1_bounds(scheme: Scheme | str, errors: npt.ArrayLike, conc: Concentrability,
+                  gaps: dict, steps: npt.ArrayLike | None = None) -> dict[str, np.ndarray]:
     """The Table 1 bounds of ``scheme`` after every iteration k = 1..K, by row.
 
     Args:
@@ -228,7 +234,8 @@ def table1_bounds(scheme, errors, conc: Concentrability, gaps: dict, steps=None)
     return {"C(2,1,0)": rows["C(2,1,0)"], "C(1,0)": rows["C(1,0)/1"]}
 
 
-def kakade_langford_bound(mdp, policy, conc: Concentrability, nu=None) -> float:
+def kakade_langford_bound(mdp: FiniteMDP, policy: AnyPolicy, conc: Concentrability,
+                          nu: npt.ArrayLike | None = None) -> float:
     """C_pi*/(1-g)^2 d_{pi,nu}(T v_pi - v_pi), a bound on mu (v* - v_pi) (Kakade & Langford 2002).
 
     From the performance difference lemma, ``mu (v* - v_pi) = d_{pi*,mu} (T_{pi*} v_pi -
@@ -245,7 +252,9 @@ def kakade_langford_bound(mdp, policy, conc: Concentrability, nu=None) -> float:
     return float(_times(conc.C_pi_star / (1 - mdp.gamma) ** 2, np.array(d @ advantage)))
 
 
-def run_bounds(scheme, history, mdp, *, mu=None, conc=None, pi0=None, tol=1e-4) -> dict:
+def run_bounds(scheme: Scheme | str, history: History, mdp: FiniteMDP, *,
+               mu: npt.ArrayLike | None = None, conc: Concentrability | None = None,
+               pi0: Policy | None = None, tol: float = 1e-4) -> dict:
     """Evaluate every Table 1 bound of ``scheme`` on a run recorded with ``measure_errors``.
 
     Args:

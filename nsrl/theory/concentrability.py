@@ -38,13 +38,16 @@ periodic sequence, which is followed until it repeats, so "``c(i) = inf`` for so
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from nsrl.exact import check_mdp, greedy_actions, optimal_value
-from nsrl.model.mdp import check_distribution
+from nsrl.model.mdp import FiniteMDP, check_distribution
 from nsrl.model.memory import check_memory
 
 
@@ -56,7 +59,7 @@ class _Reach:
     start: int
     closure: np.ndarray  # states reachable at some time i >= 0
 
-    def is_inf(self, i) -> np.ndarray:
+    def is_inf(self, i: npt.ArrayLike) -> np.ndarray:
         i = np.asarray(i)
         t, t0 = len(self.bad), self.start
         idx = np.where(i < t, i, t0 + (i - t0) % max(t - t0, 1))
@@ -72,7 +75,7 @@ _REACH_CAP = 1_000_000  # steps before the reachable sets must have repeated
 
 def _reachability(start: np.ndarray, adj: np.ndarray, forbidden: np.ndarray, cap: int) -> _Reach:
     adj_int = adj.astype(np.int64)
-    x, seen, bad = start.copy(), {}, []
+    x, seen, bad = start.copy(), dict[bytes, int](), list[bool]()
     closure = np.zeros_like(start)
     for i in range(cap):
         key = np.packbits(x).tobytes()
@@ -150,11 +153,11 @@ class Concentrability:
         """Number n of coefficients computed exactly."""
         return len(self.c)
 
-    def c_at(self, i) -> np.ndarray:
+    def c_at(self, i: npt.ArrayLike) -> np.ndarray:
         """c(i) for any i >= 0: exact below n, the tail bound (or inf, exactly) beyond."""
         return _extend(np.asarray(i), self.c, self.c_tail, self._reach)
 
-    def c_pi_star_at(self, i) -> np.ndarray:
+    def c_pi_star_at(self, i: npt.ArrayLike) -> np.ndarray:
         """c_pi*(i) for any i >= 0 (exact below n, the tail bound beyond)."""
         return _extend(np.asarray(i), self.c_pi_star, self.c_pi_star_tail, self._reach_star)
 
@@ -187,7 +190,7 @@ class Concentrability:
         partial = (1 - g) * float(np.sum(g ** np.arange(self.n_terms) * self.c_pi_star))
         return partial + _c1_tail(g, self.n_terms, self.c_pi_star_tail)
 
-    def _tails_ok(self, ms, tol) -> bool:
+    def _tails_ok(self, ms: Iterable[int], tol: float) -> bool:
         """Whether every requested constant is within tol (used while building)."""
         g, n = self.gamma, self.n_terms
         for k in {0, *ms}:
@@ -215,7 +218,7 @@ class Concentrability:
         }
 
 
-def _check_policy_actions(pi_star, mdp) -> np.ndarray:
+def _check_policy_actions(pi_star: object, mdp: FiniteMDP) -> np.ndarray:
     if pi_star is None:
         return greedy_actions(mdp, optimal_value(mdp))
     actions = np.asarray(getattr(pi_star, "actions", pi_star))
@@ -227,7 +230,8 @@ def _check_policy_actions(pi_star, mdp) -> np.ndarray:
     return actions
 
 
-def _c_pi_star_exact(mdp, P_star, mu, nu, reach_star: _Reach) -> float:
+def _c_pi_star_exact(mdp: FiniteMDP, P_star: np.ndarray, mu: np.ndarray, nu: np.ndarray,
+                     reach_star: _Reach) -> float:
     """C_pi* = max_s d_{pi*,mu}(s) / nu(s), d = (1-g) mu (I - g P*)^{-1} (one solve)."""
     g = mdp.gamma
     d = (1 - g) * np.linalg.solve((np.eye(mdp.n_states) - g * P_star).T, mu)
@@ -245,12 +249,12 @@ def concentrability_nbytes(n_states: int, n_actions: int) -> float:
 
 
 def concentrability(
-    mdp,
-    mu=None,
-    nu=None,
+    mdp: FiniteMDP,
+    mu: npt.ArrayLike | None = None,
+    nu: npt.ArrayLike | None = None,
     *,
-    pi_star=None,
-    m=(1,),
+    pi_star: object = None,
+    m: int | Sequence[int] = (1,),
     tol: float = 1e-4,
     min_terms: int = 32,
     max_terms: int = 100_000,
@@ -292,13 +296,15 @@ def concentrability(
     actions = _check_policy_actions(pi_star, mdp)
     P_star = mdp.P[np.arange(S), actions]
     support, forbidden = mu > 0, nu == 0
-    reach = _reachability(support, (mdp.P > 0).any(axis=1), forbidden, _REACH_CAP)
+    reach = _reachability(support, np.asarray((mdp.P > 0).any(axis=1)), forbidden, _REACH_CAP)
     reach_star = _reachability(support, P_star > 0, forbidden, _REACH_CAP)
-    fixed = dict(gamma=mdp.gamma, C_pi_star=_c_pi_star_exact(mdp, P_star, mu, nu, reach_star),
+    fixed: dict[str, Any] = dict(gamma=mdp.gamma, C_pi_star=_c_pi_star_exact(mdp, P_star, mu, nu,
+                                                                             reach_star),
                  pi_star=actions, _reach=reach, _reach_star=reach_star)
     P_all, P_one = sp.csr_matrix(mdp.P.reshape(S * A, S)), sp.csr_matrix(P_star)
     W, W_star = np.eye(S), np.eye(S)
-    c, c_star = [], []
+    c: list[float] = []
+    c_star: list[float] = []
     for i in range(max_terms + 1):
         # W = W_i (columns: targets); its rows over R bound every later c(j), j >= i.
         if i % 8 == 0 or i == max_terms:

@@ -148,7 +148,7 @@ class Noise:
 
     def __getitem__(self, key) -> np.ndarray:
         runs, k = key
-        if not self.lazy:
+        if self.U is not None:  # drawn up front (not lazy)
             return self.U[runs, k]
         return self.extra(np.arange(len(self.rngs))[runs])
 

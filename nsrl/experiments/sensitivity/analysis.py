@@ -69,7 +69,7 @@ def analyse(out, experiment) -> list[Path]:
 
 def cpu_seconds(folder) -> tuple[int, float]:
     """(shards, worker CPU seconds) recorded in ``folder/sessions.jsonl``, each shard once."""
-    seen = {}
+    seen: dict[str, float] = {}
     path = Path(folder) / "sessions.jsonl"
     for line in path.read_text().splitlines() if path.exists() else []:
         try:
@@ -154,7 +154,8 @@ def row(name: str, pm: pd.DataFrame, reference: pd.DataFrame) -> dict:
     out["E[Std] (mean over schemes)"] = float(f.std.mean().mean())
     for k in KEEP["CPI+"]:
         if f.stopped is not None and ("CPI+", k) in f.stopped.index:
-            out[f"CPI+ stopped k={k}"] = float(f.stopped.loc[("CPI+", k), "stopped"])
+            # pandas-stubs types a cell as any scalar pandas holds (dates too)
+            out[f"CPI+ stopped k={k}"] = float(f.stopped.loc[("CPI+", k), "stopped"])  # type: ignore[arg-type]
     return out
 
 

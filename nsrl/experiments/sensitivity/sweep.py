@@ -11,6 +11,8 @@ seed, so an option of CPI+ cannot move another scheme's numbers (tested), and re
 them would only cost time.
 """
 
+from typing import Any
+
 from nsrl.experiments.presets import Sweep
 
 SWEEP = Sweep(name="sensitivity", n_mdps=5, n_runs=4)
@@ -36,7 +38,7 @@ CLOSEST_AT_PAPER_P = {"feature_law": "binary", "constant_feature": True, "noise_
 CONSTANT_SPAN = {"constant_feature": True, "noise_model": "span"}
 CONSTANT_SPAN_P06 = {"feature_fraction": 0.6, **CONSTANT_SPAN}
 CALIBRATED = {"feature_fraction": 0.85, **CONSTANT_SPAN}
-VARIANTS = {
+VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "no-noise": {"noise": 0.0},
     "absolute-noise": {"noise_model": "absolute"},

@@ -53,9 +53,12 @@ generic path stratifies nu only when the env exposes its finite model
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
-from nsrl.greedy.base import Nu, Occupancy
+import numpy as np
+import numpy.typing as npt
+
+from nsrl.greedy.base import Nu, Occupancy, Rho
 from nsrl.greedy.sampling.common import (
     Plan,
     Rollouts,
@@ -66,14 +69,17 @@ from nsrl.greedy.sampling.common import (
 )
 from nsrl.greedy.sampling.env import EnvSampler
 from nsrl.greedy.sampling.model import ModelSampler
-from nsrl.policies import stationary_table
+from nsrl.policies import Policy, stationary_table
 
-__all__ = ["EnvSampler", "ModelSampler", "Plan", "Rollouts", "Transitions", "action_probs",
+Sampler = EnvSampler | ModelSampler
+
+__all__ = ["EnvSampler", "ModelSampler", "Plan", "Rollouts", "Sampler", "Transitions",
+           "action_probs",
            "crn_groups", "make_sampler", "rollout_lengths", "sample_states",
            "stratified_uniforms"]
 
 
-def make_sampler(env, gamma: float | None = None):
+def make_sampler(env: Any, gamma: float | None = None) -> Sampler:
     """The fast sampler when ``env`` has ``sample`` and ``mdp``, else the generic one."""
     if hasattr(env, "sample") and hasattr(env, "mdp"):
         return ModelSampler(env)
@@ -94,8 +100,9 @@ def make_sampler(env, gamma: float | None = None):
     return EnvSampler(env, gamma, state_reward=getattr(mdp, "state_reward", False))
 
 
-def sample_states(sampler, rho, n: int, rng, stratified: bool = False,
-                  every_state: bool = False):
+def sample_states(sampler: Sampler, rho: Rho, n: int, rng: np.random.Generator,
+                  stratified: bool = False,
+                  every_state: bool = False) -> tuple[np.ndarray, int]:
     """States from ``rho`` (Nu() or Occupancy(pi)) and the transitions drawn.
 
     ``n`` states, or about ``n`` for d_{pi,nu} with ``every_state`` (every state of the
@@ -108,7 +115,8 @@ def sample_states(sampler, rho, n: int, rng, stratified: bool = False,
     raise TypeError(f"rho should be Nu() or Occupancy(policy) for sampling, got {rho!r}.")
 
 
-def action_probs(sampler, policy, states, obs, rng) -> np.ndarray:
+def action_probs(sampler: Sampler, policy: Policy, states: npt.ArrayLike, obs: np.ndarray,
+                 rng: np.random.Generator | None) -> np.ndarray:
     """pi(a | s) of a stationary policy, shape (n, n_actions).
 
     On a model it is the policy's table; otherwise each mixture component acts on the

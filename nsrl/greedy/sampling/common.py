@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
-from nsrl.policies import Constant, NonStationary, action_table, stationary_table
+from nsrl.policies import (
+    AnyPolicy,
+    Constant,
+    NonStationary,
+    Policy,
+    action_table,
+    stationary_table,
+)
+
+if TYPE_CHECKING:
+    from nsrl.model.mdp import FiniteMDP
 
 
 @dataclass
@@ -58,7 +70,8 @@ class Plan:
     with ``terminal=True`` (state rewards) a last step with action 0 collects r(s_end).
     """
 
-    def __init__(self, policy, terminal: bool):
+    def __init__(self, policy: AnyPolicy, terminal: bool) -> None:
+        self.policies: list[Policy]
         if isinstance(policy, NonStationary):
             self.policies, self.loop = list(policy.policies), policy.loop
             if not self.loop and terminal:
@@ -70,13 +83,14 @@ class Plan:
     def __len__(self) -> int:
         return len(self.policies)
 
-    def at(self, phase: int):
+    def at(self, phase: int) -> Policy | None:
         """The policy acting at ``phase``, or None once a finite sequence has ended."""
         if self.loop:
             return self.policies[phase % len(self.policies)]
         return self.policies[phase] if phase < len(self.policies) else None
 
-    def tables(self, phase: int, mdp):
+    def tables(self, phase: int,
+               mdp: FiniteMDP) -> tuple[np.ndarray | None, np.ndarray | None]:
         """(actions[s], None) for a deterministic policy, (None, cdf[s, a]) otherwise."""
         i = phase % len(self.policies) if self.loop else phase
         if i not in self._tables:
@@ -91,7 +105,8 @@ class Plan:
                 self._tables[i] = (np.asarray(action_table(pi, mdp), dtype=np.int64), None)
         return self._tables[i]
 
-    def program(self, mdp, n_phases: int):
+    def program(self, mdp: FiniteMDP,
+                n_phases: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The first ``n_phases`` phases as arrays for the rollout kernel.
 
         Returns:
@@ -120,14 +135,15 @@ class Plan:
         return float("inf") if self.loop else len(self.policies) + int(first_action)
 
 
-def rollout_lengths(n: int, horizon, gamma: float, rng) -> np.ndarray:
+def rollout_lengths(n: int, horizon: int | None, gamma: float,
+                    rng: np.random.Generator) -> np.ndarray:
     """Number of transitions of each rollout: H, or 1 + Geometric with continuation gamma."""
     if horizon is None:
         return rng.geometric(1.0 - gamma, size=n).astype(np.int64)
     return np.full(n, int(horizon), dtype=np.int64)
 
 
-def stratified_uniforms(n: int, rng, shuffle: bool = True) -> np.ndarray:
+def stratified_uniforms(n: int, rng: np.random.Generator, shuffle: bool = True) -> np.ndarray:
     """``n`` uniforms in [0, 1), one in each interval [i/n, (i+1)/n) (systematic sampling).
 
     With ``shuffle`` they come in random order, so each one is marginally U[0, 1) and any
@@ -161,7 +177,7 @@ def walks_for(n: int, gamma: float) -> tuple[int, float]:
     return walks, min(1.0, n * (1.0 - gamma) / walks)
 
 
-def thin(states: np.ndarray, keep: float, rng) -> np.ndarray:
+def thin(states: np.ndarray, keep: float, rng: np.random.Generator) -> np.ndarray:
     """Each state kept independently w.p. ``keep``; one drawn uniformly if none was."""
     if keep >= 1.0:
         return states
@@ -183,13 +199,14 @@ def crn_groups(n: int, n_actions: int, n_rollouts: int, crn: bool) -> np.ndarray
     return i * n_rollouts + k
 
 
-def dense_indices(states) -> bool:
+def dense_indices(states: np.ndarray) -> bool:
     """Model indices in a range small enough for bincount (else np.unique sorts)."""
     return (states.ndim == 1 and np.issubdtype(states.dtype, np.integer) and len(states) > 0
             and states.min() >= 0 and states.max() < 4 * len(states) + 100_000)
 
 
-def merge_states(states, q):
+def merge_states(states: npt.ArrayLike,
+                 q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Repeated states merged: (distinct states, their mean Q, their counts).
 
     States that are not model indices (vector observations) are left as they are.

@@ -14,7 +14,10 @@ per step still gets valid, merely less correlated, rollouts.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.greedy.sampling.common import (
     Plan,
@@ -27,6 +30,7 @@ from nsrl.greedy.sampling.common import (
     thin,
     walks_for,
 )
+from nsrl.policies import AnyPolicy, Policy
 
 
 class EnvSampler:
@@ -38,12 +42,12 @@ class EnvSampler:
     so give the env a ``max_episode_steps`` above the horizon.
     """
 
-    def __init__(self, env, gamma: float, state_reward: bool = False):
+    def __init__(self, env: Any, gamma: float, state_reward: bool = False) -> None:
         self.env, self.gamma, self.state_reward = env, float(gamma), bool(state_reward)
         self.n_actions = int(env.action_space.n)
         self.mdp = getattr(env.unwrapped, "mdp", None)
 
-    def _reset(self, state=None, seed=None):
+    def _reset(self, state: Any = None, seed: int | None = None) -> tuple[Any, Any]:
         opts = None if state is None else {"state": int(state)}
         obs, info = self.env.reset(seed=seed, options=opts)
         got = info.get("state", obs)
@@ -55,7 +59,7 @@ class EnvSampler:
             )
         return obs, got
 
-    def start(self, n: int, rng, stratified: bool = False) -> np.ndarray:
+    def start(self, n: int, rng: np.random.Generator, stratified: bool = False) -> np.ndarray:
         """``n`` states from the env's reset distribution (stratified on a known model)."""
         if stratified and self.mdp is not None:
             cdf = np.cumsum(self.mdp.start)
@@ -64,13 +68,15 @@ class EnvSampler:
         self.env.reset(seed=int(rng.integers(2**31)))
         return np.array([self._reset()[1] for _ in range(n)])
 
-    def observe(self, states) -> np.ndarray:
+    def observe(self, states: npt.ArrayLike) -> np.ndarray:
         """The observation of each state (reset-to-state, unless observations are indices)."""
         if hasattr(self.env.observation_space, "n"):  # Discrete: observation = state index
             return np.asarray(states)
-        return np.array([self._reset(s)[0] for s in states])
+        return np.array([self._reset(s)[0] for s in np.asarray(states)])
 
-    def _episode(self, plan, obs, state, first, length, discounted, rng, visited=None):
+    def _episode(self, plan: Plan, obs: Any, state: Any, first: int | None, length: float,
+                 discounted: bool, rng: np.random.Generator,
+                 visited: list | None = None) -> tuple[float, int, Any, Any]:
         ret, disc, t, offset = 0.0, 1.0, 0, 0 if first is None else 1
         first_step = (0.0, state)  # the first transition's reward and next state
         while t < length:
@@ -94,7 +100,9 @@ class EnvSampler:
         self._first_step = first_step
         return ret, t, state, obs
 
-    def _run(self, plan, states, actions, group, lengths, rng, discounted) -> Rollouts:
+    def _run(self, plan: Plan, states: np.ndarray | None, actions: np.ndarray | None,
+             group: np.ndarray, lengths: np.ndarray, rng: np.random.Generator,
+             discounted: bool) -> Rollouts:
         """Rollouts one ``reset``/``step`` episode each; a group shares one seed."""
         seeds = rng.integers(2**63, size=int(group.max()) + 1 if len(group) else 0)
         n = len(group)
@@ -113,7 +121,8 @@ class EnvSampler:
             out.first_rewards, out.first_states = r0, np.asarray(s1)
         return out
 
-    def q_rollouts(self, policy, states, rng, n_rollouts: int = 1, horizon=None,
+    def q_rollouts(self, policy: AnyPolicy, states: np.ndarray, rng: np.random.Generator,
+                   n_rollouts: int = 1, horizon: int | None = None,
                    crn: bool = True) -> Rollouts:
         """Rollouts for Q_policy(s, a), ordered (state, action, k); see ModelSampler."""
         n, A, K = len(states), self.n_actions, int(n_rollouts)
@@ -124,14 +133,16 @@ class EnvSampler:
         return self._run(Plan(policy, self.state_reward), s, a, group, lengths[group], rng,
                          horizon is not None)
 
-    def rollouts(self, policy, states, actions, rng, horizon=None) -> tuple[np.ndarray, int]:
+    def rollouts(self, policy: AnyPolicy, states: np.ndarray, actions: np.ndarray | None,
+                 rng: np.random.Generator, horizon: int | None = None) -> tuple[np.ndarray, int]:
         """Returns of independent rollouts from ``states``, one episode each."""
         n = len(states)
         out = self._run(Plan(policy, self.state_reward), states, actions, np.arange(n),
                         rollout_lengths(n, horizon, self.gamma, rng), rng, horizon is not None)
         return out.returns, out.count
 
-    def occupancy_states(self, policy, n: int, rng, stratified: bool = False,
+    def occupancy_states(self, policy: AnyPolicy, n: int, rng: np.random.Generator,
+                         stratified: bool = False,
                          every_state: bool = False) -> tuple[np.ndarray, int]:
         """States from d_{policy,nu}: walks from reset stopped w.p. 1 - gamma.
 
@@ -142,18 +153,19 @@ class EnvSampler:
         lengths = geometric_lengths(u, self.gamma)
         starts = self.start(walks, rng, True) if stratified and self.mdp is not None else None
         plan, seeds = Plan(policy, terminal=False), rng.integers(2**63, size=walks)
-        states, count = [], 0
+        visits: list = []
+        count = 0
         for i in range(walks):
             obs, state = self._reset(None if starts is None else starts[i], seed=int(seeds[i]))
             visited = [state]
             _, t, end, _ = self._episode(plan, obs, state, None, lengths[i], False,
                                          np.random.default_rng(int(seeds[i])), visited)
-            states.extend(visited if every_state else [end])
+            visits.extend(visited if every_state else [end])
             count += t
-        states = np.asarray(states)
-        return thin(states, keep, rng), count
+        return thin(np.asarray(visits), keep, rng), count
 
-    def from_start(self, policy, n: int, rng, horizon=None,
+    def from_start(self, policy: AnyPolicy, n: int, rng: np.random.Generator,
+                   horizon: int | None = None,
                    stratified: bool = False) -> tuple[np.ndarray, int]:
         """Returns of ``n`` episodes of ``policy`` from ``reset()`` (a Monte-Carlo nu v_pi)."""
         starts = self.start(n, rng, True) if stratified and self.mdp is not None else None
@@ -161,7 +173,8 @@ class EnvSampler:
                         rollout_lengths(n, horizon, self.gamma, rng), rng, horizon is not None)
         return out.returns, out.count
 
-    def transitions(self, n: int, rng, behaviour=None, explore: float = 1.0) -> Transitions:
+    def transitions(self, n: int, rng: np.random.Generator, behaviour: Policy | None = None,
+                    explore: float = 1.0) -> Transitions:
         """``n`` transitions along episodes from ``reset()``, ended w.p. 1 - gamma per step.
 
         Actions are uniform with probability ``explore``, else ``behaviour``'s; no

@@ -12,7 +12,10 @@ its rollouts use independent random numbers (``crn`` has no effect there).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from nsrl.envs.model import ModelAccess
 from nsrl.greedy.sampling import rollouts, walks
@@ -28,12 +31,13 @@ from nsrl.greedy.sampling.common import (
     walks_for,
 )
 from nsrl.model.kernels import start_states
+from nsrl.policies import AnyPolicy, Policy
 
 
 class ModelSampler:
     """Fast path: batched draws from ``env.sample`` on the env's finite model ``env.mdp``."""
 
-    def __init__(self, env):
+    def __init__(self, env: Any) -> None:
         self.env, self.mdp = env, env.mdp
         self.gamma, self.n_actions = self.mdp.gamma, self.mdp.n_actions
         self.state_reward = self.mdp.state_reward
@@ -41,7 +45,7 @@ class ModelSampler:
         self.native = getattr(type(env), "sample", None) is ModelAccess.sample
         self.backend = getattr(env, "backend", None)
 
-    def start(self, n: int, rng, stratified: bool = False) -> np.ndarray:
+    def start(self, n: int, rng: np.random.Generator, stratified: bool = False) -> np.ndarray:
         """``n`` states from nu, the env's reset distribution (``mdp.start``).
 
         With ``stratified``, systematic sampling: state s appears floor or ceil of
@@ -55,21 +59,24 @@ class ModelSampler:
         last = int(np.flatnonzero(self.mdp.start > 0)[-1])
         return np.minimum(idx, last).astype(np.int64)
 
-    def observe(self, states) -> np.ndarray:
+    def observe(self, states: npt.ArrayLike) -> np.ndarray:
         """Observations of ``states`` as the env gives them (what policies are trained on)."""
         observe = getattr(self.env, "observe", None)
         return np.asarray(states) if observe is None else observe(np.asarray(states))
 
-    def act(self, plan: Plan, phase: int, states, rng) -> np.ndarray:
+    def act(self, plan: Plan, phase: int, states: np.ndarray,
+            rng: np.random.Generator) -> np.ndarray:
         """Actions of the plan's policy at ``phase`` in ``states`` (tabulated on the model)."""
         actions, cdf = plan.tables(phase, self.mdp)
         if actions is not None:
             return actions[states]
+        assert cdf is not None  # tables() gives the actions or the cdf
         u = rng.random(len(states))
         return (cdf[states, :-1] <= u[:, None]).sum(axis=1)
 
-    def _run(self, plan, states, actions, group, lengths, rng, discounted,
-             group_lengths=None) -> Rollouts:
+    def _run(self, plan: Plan, states: npt.ArrayLike, actions: npt.ArrayLike | None,
+             group: np.ndarray, lengths: np.ndarray, rng: np.random.Generator, discounted: bool,
+             group_lengths: np.ndarray | None = None) -> Rollouts:
         states = np.asarray(states, dtype=np.int64)
         first = None if actions is None else np.asarray(actions, dtype=np.int64)
         if not self.native:
@@ -86,7 +93,8 @@ class ModelSampler:
                                           group_lengths=group_lengths)
         return Rollouts(ret, end, None, steps, int(steps.sum()), *rs)
 
-    def q_rollouts(self, policy, states, rng, n_rollouts: int = 1, horizon=None,
+    def q_rollouts(self, policy: AnyPolicy, states: np.ndarray, rng: np.random.Generator,
+                   n_rollouts: int = 1, horizon: int | None = None,
                    crn: bool = True) -> Rollouts:
         """Rollouts for Q_policy(s, a): every action of every state, ``n_rollouts`` each.
 
@@ -101,7 +109,8 @@ class ModelSampler:
         return self._run(Plan(policy, self.state_reward), s, a, group, lengths[group], rng,
                          horizon is not None, group_lengths=lengths)
 
-    def rollouts(self, policy, states, actions, rng, horizon=None) -> tuple[np.ndarray, int]:
+    def rollouts(self, policy: AnyPolicy, states: np.ndarray, actions: np.ndarray | None,
+                 rng: np.random.Generator, horizon: int | None = None) -> tuple[np.ndarray, int]:
         """Returns of independent rollouts from ``states``, and the transitions drawn.
 
         Each rollout takes its ``actions`` entry first (the policy acts from the start when
@@ -114,8 +123,9 @@ class ModelSampler:
                         group_lengths=lengths)
         return out.returns, out.count
 
-    def _run_stepwise(self, plan, states, first, lengths, rng, discounted,
-                      visited=None) -> Rollouts:
+    def _run_stepwise(self, plan: Plan, states: np.ndarray, first: np.ndarray | None,
+                      lengths: np.ndarray, rng: np.random.Generator, discounted: bool,
+                      visited: list[np.ndarray] | None = None) -> Rollouts:
         """One ``env.sample`` per time step over the rollouts still running.
 
         The states reached at each step are appended to ``visited`` if given.
@@ -130,7 +140,8 @@ class ModelSampler:
             alive = int(np.searchsorted(neg, -t, side="left"))  # rollouts longer than t
             if alive == 0 or (t >= offset and plan.at(t - offset) is None):
                 break
-            a = first[:alive] if t < offset else self.act(plan, t - offset, s[:alive], rng)
+            a = (first[:alive] if first is not None and t < offset
+                 else self.act(plan, t - offset, s[:alive], rng))
             s[:alive], r = self.env.sample(s[:alive], a, rng)
             if t == 0 and first is not None:
                 r0, s1 = np.zeros(n), np.zeros(n, dtype=np.int64)
@@ -149,7 +160,8 @@ class ModelSampler:
             out.first_rewards[order], out.first_states[order] = r0, s1
         return out
 
-    def occupancy_states(self, policy, n: int, rng, stratified: bool = False,
+    def occupancy_states(self, policy: AnyPolicy, n: int, rng: np.random.Generator,
+                         stratified: bool = False,
                          every_state: bool = False) -> tuple[np.ndarray, int]:
         """States from d_{policy,nu} by geometric stopping, and the transitions used.
 
@@ -173,7 +185,7 @@ class ModelSampler:
                             False, group_lengths=lengths)
             return out.states, out.count
         if not self.native:
-            visited = []
+            visited: list[np.ndarray] = []
             out = self._run_stepwise(plan, s0, None, lengths, rng, False, visited)
             path = np.concatenate([s0] + visited)
         else:
@@ -183,15 +195,17 @@ class ModelSampler:
                 self.backend, record=True)
             t = np.arange(len(path)) - np.repeat(start, lengths + 1)  # step of each entry
             path = path[t <= np.repeat(steps, lengths + 1)]
-            out = Rollouts(None, None, None, steps, int(steps.sum()))
+            return thin(path, keep, rng), int(steps.sum())
         return thin(path, keep, rng), out.count
 
-    def from_start(self, policy, n: int, rng, horizon=None,
+    def from_start(self, policy: AnyPolicy, n: int, rng: np.random.Generator,
+                   horizon: int | None = None,
                    stratified: bool = False) -> tuple[np.ndarray, int]:
         """Returns of ``n`` rollouts of ``policy`` from nu (a Monte-Carlo nu v_pi)."""
         return self.rollouts(policy, self.start(n, rng, stratified), None, rng, horizon)
 
-    def transitions(self, n: int, rng, behaviour=None, explore: float = 1.0) -> Transitions:
+    def transitions(self, n: int, rng: np.random.Generator, behaviour: Policy | None = None,
+                    explore: float = 1.0) -> Transitions:
         """``n`` transitions along walks from nu that restart w.p. 1 - gamma at each step.
 
         Visited states follow d_{b,nu} of the behaviour b: uniform actions with probability
@@ -202,17 +216,21 @@ class ModelSampler:
         walkers = max(1, min(n, int(n * (1.0 - self.gamma) / 4)))
         plan = None if behaviour is None else Plan(behaviour, False)
         if self.native and n:
-            program = None
+            program: tuple[np.ndarray, np.ndarray, bool] | None = None
             if plan is not None:
                 actions, cdf = plan.tables(0, self.mdp)
-                program = ((actions, np.zeros((1, 1)), False) if actions is not None
-                           else (np.zeros(self.mdp.n_states, dtype=np.int64), cdf, True))
+                if actions is not None:
+                    program = (actions, np.zeros((1, 1)), False)
+                else:
+                    assert cdf is not None  # tables() gives the actions or the cdf
+                    program = (np.zeros(self.mdp.n_states, dtype=np.int64), cdf, True)
             s, a, r, nxt = walks.walk(self.mdp, n, walkers, rng, program, explore, self.backend)
         else:
             s, a, r, nxt = self._stepped_walks(n, walkers, rng, plan, explore)
         return Transitions(s, self.observe(s), a, r, nxt, self.observe(nxt), np.zeros(n, bool))
 
-    def _stepped_walks(self, n, walkers, rng, plan, explore):
+    def _stepped_walks(self, n: int, walkers: int, rng: np.random.Generator, plan: Plan | None,
+                       explore: float) -> tuple[np.ndarray, ...]:
         """The walks of :meth:`transitions` through ``env.sample``, one time step at a time."""
         s = self.start(walkers, rng)
         out, drawn = [], 0

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.model import kernels
+from nsrl.model.mdp import FiniteMDP
 
 try:  # numba is a declared dependency; the fallback keeps nsrl usable without it.
     import numba
@@ -26,8 +27,12 @@ except ImportError:  # pragma: no cover - numba is installed in every supported 
     numba = None
 
 
-def _run_numpy(nxt, cdf, R, act, pcdf, stoch, loop, offset, s0, a0, group, start, lengths,
-               U, W, gamma, discounted, out_ret, out_state, out_steps, path, path_start):
+def _run_numpy(nxt: np.ndarray, cdf: np.ndarray, R: np.ndarray, act: np.ndarray, pcdf: np.ndarray,
+               stoch: np.ndarray, loop: bool, offset: int, s0: np.ndarray, a0: np.ndarray,
+               group: np.ndarray, start: np.ndarray, lengths: np.ndarray, U: np.ndarray,
+               W: np.ndarray, gamma: float, discounted: bool, out_ret: np.ndarray,
+               out_state: np.ndarray, out_steps: np.ndarray, path: np.ndarray,
+               path_start: np.ndarray) -> None:
     n_phase = act.shape[0]
     order = np.argsort(-lengths, kind="stable")  # the running rollouts are always a prefix
     neg = -lengths[order]
@@ -68,9 +73,12 @@ def _run_numpy(nxt, cdf, R, act, pcdf, stoch, loop, offset, s0, a0, group, start
 if numba is not None:
 
     @numba.njit(cache=True, nogil=True)
-    def _run_numba(nxt, cdf, R, act, pcdf, stoch, loop, offset, s0, a0, group, start,
-                   lengths, U, W, gamma, discounted, out_ret, out_state, out_steps, path,
-                   path_start):  # pragma: no cover - compiled
+    def _run_numba(nxt: np.ndarray, cdf: np.ndarray, R: np.ndarray, act: np.ndarray,
+                   pcdf: np.ndarray, stoch: np.ndarray, loop: bool, offset: int, s0: np.ndarray,
+                   a0: np.ndarray, group: np.ndarray, start: np.ndarray, lengths: np.ndarray,
+                   U: np.ndarray, W: np.ndarray, gamma: float, discounted: bool,
+                   out_ret: np.ndarray, out_state: np.ndarray, out_steps: np.ndarray,
+                   path: np.ndarray, path_start: np.ndarray) -> None:  # pragma: no cover - compiled
         # Rollouts advance C at a time, time step by time step: their C dependency chains
         # (state -> action -> successor) interleave (faster than one by one:
         # docs/benchmarks.md).
@@ -130,8 +138,10 @@ if numba is not None:
                 out_state[c0 + c] = s[c]
 
 
-def run(mdp, program, loop: bool, s0, a0, group, lengths, rng, gamma: float,
-        discounted: bool, backend=None, record: bool = False, group_lengths=None):
+def run(mdp: FiniteMDP, program: tuple[np.ndarray, np.ndarray, np.ndarray], loop: bool,
+        s0: np.ndarray, a0: np.ndarray | None, group: np.ndarray, lengths: np.ndarray,
+        rng: np.random.Generator, gamma: float, discounted: bool, backend: str | None = None,
+        record: bool = False, group_lengths: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """Run the rollouts; uniforms are drawn here, per group, from ``rng``.
 
     Args:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsrl.model import kernels
+from nsrl.model.mdp import FiniteMDP
 
 try:  # numba is a declared dependency; the fallback keeps nsrl usable without it.
     import numba
@@ -26,8 +27,10 @@ except ImportError:  # pragma: no cover - numba is installed in every supported 
     numba = None
 
 
-def _walk_numpy(nxt, cdf, R, start_cdf, last, act, pcdf, stoch, explore, gamma, s0, U, out_s,
-                out_a, out_r, out_next):
+def _walk_numpy(nxt: np.ndarray, cdf: np.ndarray, R: np.ndarray, start_cdf: np.ndarray,
+                last: int, act: np.ndarray, pcdf: np.ndarray, stoch: bool,
+                explore: float, gamma: float, s0: np.ndarray, U: np.ndarray, out_s: np.ndarray,
+                out_a: np.ndarray, out_r: np.ndarray, out_next: np.ndarray) -> None:
     n, walkers = U.shape[1], s0.shape[0]
     n_actions, width = cdf.shape[1], cdf.shape[2]
     s = s0.copy()
@@ -54,8 +57,11 @@ def _walk_numpy(nxt, cdf, R, start_cdf, last, act, pcdf, stoch, explore, gamma, 
 if numba is not None:
 
     @numba.njit(cache=True, nogil=True)
-    def _walk_numba(nxt, cdf, R, start_cdf, last, act, pcdf, stoch, explore, gamma, s0, U,
-                    out_s, out_a, out_r, out_next):  # pragma: no cover - compiled
+    def _walk_numba(nxt: np.ndarray, cdf: np.ndarray, R: np.ndarray, start_cdf: np.ndarray,
+                    last: int, act: np.ndarray, pcdf: np.ndarray, stoch: bool,
+                    explore: float, gamma: float, s0: np.ndarray, U: np.ndarray, out_s: np.ndarray,
+                    out_a: np.ndarray, out_r: np.ndarray,
+                    out_next: np.ndarray) -> None:  # pragma: no cover - compiled
         n, walkers = U.shape[1], s0.shape[0]
         n_actions, width = cdf.shape[1], cdf.shape[2]
         s = s0.copy()
@@ -80,7 +86,9 @@ if numba is not None:
             s[w] = y
 
 
-def walk(mdp, n: int, walkers: int, rng, behaviour=None, explore: float = 1.0, backend=None):
+def walk(mdp: FiniteMDP, n: int, walkers: int, rng: np.random.Generator,
+         behaviour: tuple[np.ndarray, np.ndarray, bool] | None = None, explore: float = 1.0,
+         backend: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``n`` transitions of ``walkers`` restarting walks from nu (see the module docstring).
 
     Args:
