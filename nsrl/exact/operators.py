@@ -20,7 +20,7 @@ COMPILED_MIN_ENTRIES = 2**20  # S A b from which Q-values are computed by the co
 # The largest discount whose values the backend certifies (measured: see check_certifiable).
 GAMMA_MAX = 1 - 1e-5
 _SCALE_MAX = np.finfo(np.float64).max / 16  # values, their differences and sums stay finite
-_EPS = np.finfo(np.float64).eps
+_UNIT = np.finfo(np.float64).eps / 2  # unit roundoff u = 2^-53
 
 if HAVE_NUMBA:
     import numba
@@ -77,12 +77,13 @@ def check_certifiable(mdp: FiniteMDP) -> FiniteMDP:
 def residual_rounding(mdp: FiniteMDP, v: np.ndarray) -> float:
     """A bound on the rounding error of one computed entry of ``T v - v`` (or ``T_pi v - v``).
 
-    Each entry sums b products and R: ``(b + 3) eps (R_max + |v|_inf)`` covers the
-    accumulated relative errors of that sum (Higham, *Accuracy and Stability of Numerical
-    Algorithms*, 2002, section 3.1) and of the final subtraction.
+    Each entry sums b products and R, scales by gamma and subtracts v: with the unit roundoff
+    u = 2^-53, ``(b + 3) u (R_max + |v|_inf)`` covers the accumulated errors of that sum
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, section 3.1: gamma_k =
+    k u / (1 - k u)) and of the final subtraction.
     """
     width = mdp.successors[0].shape[2]
-    return (width + 3) * _EPS * (mdp.r_max + float(np.abs(v).max(initial=0.0)))
+    return (width + 3) * _UNIT * (mdp.r_max + float(np.abs(v).max(initial=0.0)))
 
 
 def q_values(mdp: FiniteMDP, v: np.ndarray) -> np.ndarray:
