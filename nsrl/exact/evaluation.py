@@ -70,6 +70,9 @@ class ExactBackend:
         self.value_tol = VALUE_RTOL * max(mdp.r_max, 1e-300) / (1.0 - mdp.gamma)
         self.v_star_bound: float | None = None
         self._warm: np.ndarray | None = None  # last stationary value: the next solve's start
+        # Once a value needed the ILU(0) step (a slow-mixing chain), later values start with
+        # it: the plain BiCGSTAB attempt would run to its cap again on every policy.
+        self._ilu_first = False
 
     def value(self, policy) -> np.ndarray:
         """v_pi of any policy kind (see the module docstring)."""
@@ -121,8 +124,12 @@ class ExactBackend:
         else:
             P_pi, r_pi = policy_rows(mdp, pi)
             P_pi.data *= g
+            report: dict = {}
             v, _ = certified_solve(P_pi, r_pi, g, tol, x0=self._warm,
-                                   what=f"the value of a policy on {mdp!r}")
+                                   what=f"the value of a policy on {mdp!r}",
+                                   precondition="first" if self._ilu_first else True,
+                                   report=report)
+            self._ilu_first = self._ilu_first or report.get("preconditioned", False)
         self._warm = v
         return v
 

@@ -56,7 +56,8 @@ def _norm(x: np.ndarray, order) -> float:
 
 def certified_solve(M, c: np.ndarray, kappa: float, tol: float, x0=None,
                     order=np.inf, what: str = "a value",
-                    precondition: bool = True) -> tuple[np.ndarray, float]:
+                    precondition: bool | str = True,
+                    report: dict | None = None) -> tuple[np.ndarray, float]:
     """Solve ``x = c + M x`` to a certified error ``||x - x*|| <= tol``.
 
     Args:
@@ -70,7 +71,10 @@ def certified_solve(M, c: np.ndarray, kappa: float, tol: float, x0=None,
         order: the norm of the certificate: np.inf (values) or 1 (distributions).
         what: what is solved, for the error message.
         precondition: False skips the ILU(0) step (and the cap of the first attempt): the
-            plain chain, for comparison.
+            plain chain, for comparison; ``"first"`` starts with it (for a model whose
+            previous solve needed it: the plain attempt would stop at its cap again).
+        report: a dict that receives ``"preconditioned"``: whether the certified result came
+            from the ILU(0) step.
 
     Returns:
         ``(x, bound)`` with ``bound = ||c + M x - x|| / (1 - kappa) <= tol``.
@@ -94,7 +98,10 @@ def certified_solve(M, c: np.ndarray, kappa: float, tol: float, x0=None,
     compiled = HAVE_NUMBA and sp.issparse(M)
     if compiled:
         M = M.tocsr()
-    if compiled and precondition:  # plain (capped), then ILU(0)-preconditioned, then generic
+    if compiled and precondition == "first":
+        plan = [("ilu", 0, _MAX_ITER), ("ilu", 1, _MAX_ITER), (gmres, 2, _MAX_ITER),
+                (bicgstab, 2, _MAX_ITER)]
+    elif compiled and precondition:  # plain (capped), then ILU(0)-preconditioned, then generic
         plan = [(bicgstab, 0, min(_PLAIN_ITER, _MAX_ITER)), ("ilu", 0, _MAX_ITER),
                 ("ilu", 1, _MAX_ITER), (gmres, 2, _MAX_ITER), (bicgstab, 2, _MAX_ITER)]
     else:
@@ -122,6 +129,8 @@ def certified_solve(M, c: np.ndarray, kappa: float, tol: float, x0=None,
             x, bound = x_new, residual / (1.0 - kappa)
             ratio = float(np.sqrt(rho @ rho)) / residual if residual > 0 else None
         if bound <= tol:
+            if report is not None:
+                report["preconditioned"] = solver == "ilu"
             return x, bound
     if sp.issparse(M):  # Krylov methods stall on near-deterministic chains: a sparse LU
         x_new = _sparse_direct(M, c)
