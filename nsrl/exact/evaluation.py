@@ -70,9 +70,9 @@ class ExactBackend:
         self.value_tol = VALUE_RTOL * max(mdp.r_max, 1e-300) / (1.0 - mdp.gamma)
         self.v_star_bound: float | None = None
         self._warm: np.ndarray | None = None  # last stationary value: the next solve's start
-        # Once a value needed the ILU(0) step (a slow-mixing chain), later values start with
-        # it: the plain BiCGSTAB attempt would run to its cap again on every policy.
-        self._ilu_first = False
+        # Once a value (or an occupancy) needed the ILU(0) step (a slow-mixing chain), later
+        # ones start with it: the plain BiCGSTAB attempt would run to its cap on every policy.
+        self._ilu_first = {"value": False, "occupancy": False}
 
     def value(self, policy) -> np.ndarray:
         """v_pi of any policy kind (see the module docstring)."""
@@ -124,14 +124,19 @@ class ExactBackend:
         else:
             P_pi, r_pi = policy_rows(mdp, pi)
             P_pi.data *= g
-            report: dict = {}
-            v, _ = certified_solve(P_pi, r_pi, g, tol, x0=self._warm,
-                                   what=f"the value of a policy on {mdp!r}",
-                                   precondition="first" if self._ilu_first else True,
-                                   report=report)
-            self._ilu_first = self._ilu_first or report.get("preconditioned", False)
+            v = self._solve("value", P_pi, r_pi, g, tol, x0=self._warm,
+                            what=f"the value of a policy on {mdp!r}")
         self._warm = v
         return v
+
+    def _solve(self, kind: str, M, c, kappa, tol, **kwargs) -> np.ndarray:
+        """certified_solve, starting with ILU(0) once this kind of solve has needed it."""
+        report: dict = {}
+        x, _ = certified_solve(M, c, kappa, tol, report=report,
+                               precondition="first" if self._ilu_first[kind] else True,
+                               **kwargs)
+        self._ilu_first[kind] = self._ilu_first[kind] or report.get("preconditioned", False)
+        return x
 
     def _repeat(self, pi, count: int, c: np.ndarray) -> np.ndarray:
         """T_pi^count c.
@@ -211,9 +216,8 @@ class ExactBackend:
         else:
             P_T = policy_rows(mdp, policy)[0].T.tocsr()
             P_T.data *= mdp.gamma
-            d, _ = certified_solve(P_T, (1.0 - mdp.gamma) * nu,
-                                   mdp.gamma, OCCUPANCY_TOL, order=1,
-                                   what=f"an occupancy d_(pi,nu) on {mdp!r}")
+            d = self._solve("occupancy", P_T, (1.0 - mdp.gamma) * nu, mdp.gamma,
+                            OCCUPANCY_TOL, order=1, what=f"an occupancy d_(pi,nu) on {mdp!r}")
         return np.clip(d, 0.0, None) / np.clip(d, 0.0, None).sum()
 
     def loss(self, policy, mu=None) -> float:
