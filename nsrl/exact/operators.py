@@ -53,7 +53,8 @@ def check_certifiable(mdp: FiniteMDP) -> FiniteMDP:
     Two limits. ``gamma <= GAMMA_MAX``: a certificate needs a Bellman residual of
     ``VALUE_RTOL * R_max`` (1e-10 R_max), while computing it rounds by about
     ``eps R_max / (1 - gamma)`` (:func:`residual_rounding`); at 1 - gamma = 1e-5 that is
-    1e-11 R_max and every model tried is certified, at 1 - 1e-6 a 400-state Garnet is not.
+    ~1e-11 R_max and every model tried is certified, at 1 - 3e-6 the Garnets are not
+    (``benchmarks/exact_gamma_limit.py``).
     ``R_max / (1 - gamma)`` (the values' scale) at most float64's largest number / 16: values,
     their differences and residuals then stay finite.
     """
