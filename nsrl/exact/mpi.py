@@ -31,8 +31,9 @@ from the current iterate. Measured (one core, loaded machine): at gamma = 0.99 t
 everywhere: a sweep on a policy's contiguous rows costs 1/10-1/30 of a greedy step, and a
 switch after 60 predicted sweeps made the grid world slower (2.9-3.2 s against 2.4-2.7 s)
 and the mountain car no faster (0.84-0.95 s against 0.74-1.05 s); but on a slow-mixing chain
-at gamma close to 1 the sweeps contract like gamma (a 821-state grid world at 1 - 1e-4 took
-176 559 sweeps), where the preconditioned solve needs ~25 iterations.
+at gamma close to 1 the sweeps contract like gamma, where the preconditioned solve needs ~25
+iterations (an 821-state grid world at 1 - 1e-4: 176 559 sweeps and 2.7 s by sweeps alone,
+77 792 sweeps and 1.7 s with the switch).
 """
 
 from __future__ import annotations
