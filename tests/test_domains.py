@@ -151,7 +151,8 @@ def test_mountain_car_optimal_policy_reaches_the_goal():
     s = nearest_state(-0.5, 0.0, 41, 41)
     # Under 200 steps from the bottom of the valley: v > -(1 - gamma^200) / (1 - gamma).
     assert v[s] > -(1 - 0.999 ** 200) / (1 - 0.999)
-    assert v.max() == 0.0
+    # the goal's value is 0, v* is certified within v_star_bound (not exact: modified PI)
+    assert abs(v.max()) <= nsrl.exact.backend(mdp).v_star_bound
 
 
 def test_nearest_state_round_trip():

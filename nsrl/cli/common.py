@@ -14,8 +14,9 @@ import os
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-# As nsrl.experiments.accuracy.GAMMA_MAX (not imported: the CLI starts without the sweep code).
-GAMMA_MAX = 1 - 1e-6
+# As nsrl.exact.operators.GAMMA_MAX, the largest discount the exact backend certifies (not
+# imported: the CLI starts without the numerical code; a test checks that they agree).
+GAMMA_MAX = 1 - 1e-5
 
 
 class UsageError(ValueError):
@@ -246,8 +247,8 @@ def add_problem_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--features", type=integer(1), default=None,
                    help="number of features p (S // 10)")
     p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99,
-                   help="discount (default 0.99; at most 1 - 1e-6, beyond which exact solves "
-                   "are not accurate)")
+                   help=f"discount (default 0.99; at most {GAMMA_MAX:g} = 1 - 1e-5, the largest "
+                   "whose exact values are certified)")
 
 
 @contextlib.contextmanager

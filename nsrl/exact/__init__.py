@@ -3,7 +3,8 @@
 :mod:`nsrl.exact.evaluation` holds :class:`ExactBackend` and the public functions; small models
 are solved by dense LU (:mod:`nsrl.exact.dense`), large ones by certified iterative solves on
 the successor lists (:mod:`nsrl.exact.iterative`), both over the Bellman operators of
-:mod:`nsrl.exact.operators`.
+:mod:`nsrl.exact.operators`; v* by the method :mod:`nsrl.exact.optimal` picks (modified
+policy iteration, :mod:`nsrl.exact.mpi`, above the dense size), always with a certified bound.
 """
 
 from nsrl.exact.dense import evaluate_tables, transition_matrix

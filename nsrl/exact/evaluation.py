@@ -15,31 +15,33 @@ Two methods, chosen by size (:data:`DENSE_MAX_STATES`): up to 300 states, dense 
 (:mod:`nsrl.exact.dense`; every earlier version's numbers, bit for bit); above, certified
 iterative solves on the successor lists (:mod:`nsrl.exact.iterative`), O(S A b) memory,
 each value within ``VALUE_RTOL * R_max / (1 - gamma)`` of the truth in max-norm (a bound
-computed from the residual, stated in :mod:`nsrl.exact.iterative`), v* by policy iteration
-with inexact evaluations, stopped on a certified Bellman residual.
+computed from the residual, stated in :mod:`nsrl.exact.iterative`). v* by the method of
+:mod:`nsrl.exact.optimal` (exact policy iteration when dense, modified policy iteration
+above), certified by a recomputed Bellman residual on every path.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import scipy.sparse as sp
 
-from nsrl.exact import dense
+from nsrl.exact import dense, optimal
 from nsrl.exact.iterative import (
     OCCUPANCY_TOL,
     VALUE_RTOL,
-    NotCertifiedError,
     certified_solve,
     functional_solve,
 )
-from nsrl.exact.operators import apply_policy, check_mdp, policy_rows, q_values
+from nsrl.exact.operators import apply_policy, check_certifiable, check_mdp, policy_rows
 from nsrl.model.mdp import FiniteMDP, check_distribution
 from nsrl.policies import (
     AnyPolicy,
-    Deterministic,
     NonStationary,
     Policy,
     action_table,
@@ -47,8 +49,6 @@ from nsrl.policies import (
 )
 
 DENSE_MAX_STATES = 300  # dense LU up to here; certified iterative solves above (measured)
-_MAX_PI_ITERATIONS = 10_000
-_EVAL_FRACTION = 10  # PI evaluates to 1/10 of the current Bellman residual
 
 
 class ExactBackend:
@@ -62,13 +62,17 @@ class ExactBackend:
     Attributes:
         dense: whether this model is solved by dense LU (n_S <= DENSE_MAX_STATES).
         value_tol: the certified max-norm error of every iterative value.
-        v_star_bound: after :meth:`optimal_value`, the certified bound on ``|v - v*|_inf``
-            (``|T v - v|_inf / (1 - gamma)``; 0.0 for the dense method, exact policy
-            iteration).
+        v_star_bound: after :meth:`optimal_value`, the certified bound on ``|v - v*|_inf``,
+            from a recomputed Bellman residual (:mod:`nsrl.exact.optimal`); at most
+            ``value_tol``.
+
+    Raises:
+        ValueError: gamma above :data:`nsrl.exact.operators.GAMMA_MAX` or rewards whose
+            values overflow (:func:`nsrl.exact.operators.check_certifiable`), before any work.
     """
 
     def __init__(self, mdp: FiniteMDP, memo_size: int = 32) -> None:
-        self.mdp = check_mdp(mdp)
+        self.mdp = check_certifiable(mdp)
         self._memo: OrderedDict[int, tuple[object, np.ndarray]] = OrderedDict()
         self._memo_size = memo_size
         self._v_star: np.ndarray | None = None
@@ -76,6 +80,9 @@ class ExactBackend:
         self.value_tol = VALUE_RTOL * max(mdp.r_max, 1e-300) / (1.0 - mdp.gamma)
         self.v_star_bound: float | None = None
         self._warm: np.ndarray | None = None  # last stationary value: the next solve's start
+        # Once a value needed the ILU(0) step (a slow-mixing chain), later ones start with it:
+        # the plain BiCGSTAB attempt would run to its cap again on every policy.
+        self._ilu_first = {"value": False}
 
     def value(self, policy: AnyPolicy) -> np.ndarray:
         """v_pi of any policy kind (see the module docstring)."""
@@ -127,10 +134,20 @@ class ExactBackend:
         else:
             P_pi, r_pi = policy_rows(mdp, pi)
             P_pi.data *= g
-            v, _ = certified_solve(P_pi, r_pi, g, tol, x0=self._warm,
-                                   what=f"the value of a policy on {mdp!r}")
+            v = self._solve("value", P_pi, r_pi, g, tol, x0=self._warm,
+                            what=f"the value of a policy on {mdp!r}")
         self._warm = v
         return v
+
+    def _solve(self, kind: str, M: sp.csr_matrix | Callable[[np.ndarray], np.ndarray],
+               c: np.ndarray, kappa: float, tol: float, **kwargs: Any) -> np.ndarray:
+        """certified_solve, starting with ILU(0) once this kind of solve has needed it."""
+        report: dict = {}
+        x, _ = certified_solve(M, c, kappa, tol, report=report,
+                               precondition="first" if self._ilu_first[kind] else True,
+                               **kwargs)
+        self._ilu_first[kind] = self._ilu_first[kind] or report.get("preconditioned", False)
+        return x
 
     def _repeat(self, pi: Policy, count: int, c: np.ndarray) -> np.ndarray:
         """T_pi^count c.
@@ -184,63 +201,18 @@ class ExactBackend:
         return certified_solve(apply_M, c, kappa, self.value_tol,
                                what=f"a loop of {length} policies on {mdp!r}")[0]
 
-    def _optimal_iterative(self) -> tuple[np.ndarray, float]:
-        """v* by policy iteration with inexact, warm-started evaluations.
-
-        Each evaluation asks a tolerance of 1/10 of the current Bellman residual (never
-        below the final one), so early ones are cheap; PI stops when the Bellman residual
-        certifies ``|v - v*|_inf <= |T v - v|_inf / (1 - gamma) <= value_tol``.
-        """
-        mdp = self.mdp
-        n = np.arange(mdp.n_states)
-        target = self.value_tol * (1.0 - mdp.gamma)  # Bellman residual to reach
-        actions = np.argmax(q_values(mdp, mdp.terminal_value), axis=1)
-        tol = np.inf
-        for _ in range(_MAX_PI_ITERATIONS):
-            eval_tol = max(min(tol / _EVAL_FRACTION, mdp.r_max / (1 - mdp.gamma)), target / 2)
-            v = self._stationary(Deterministic(actions), tol=eval_tol / (1 - mdp.gamma))
-            q = q_values(mdp, v)
-            best = np.argmax(q, axis=1)
-            residual = float(np.abs(q[n, best] - v).max())
-            if residual <= target:
-                return v, residual / (1.0 - mdp.gamma)
-            improve = q[n, best] > q[n, actions] + target / 2
-            tol = residual
-            if not improve.any() and eval_tol <= target / 2:
-                break
-            actions = np.where(improve, best, actions)
-            self._warm = q[n, actions]  # T_{pi'} v, one Bellman step: the next solve's start
-        raise NotCertifiedError(
-            f"policy iteration on {mdp!r} stopped at a Bellman residual of {residual:.3g}, "
-            f"above {target:.3g}; use a smaller gamma."
-        )
-
     # -- public ---------------------------------------------------------------------------
 
     def optimal_value(self) -> np.ndarray:
-        """v* by exact policy iteration (dense) or certified policy iteration (large)."""
+        """v* with a certified bound (:mod:`nsrl.exact.optimal`), in ``v_star_bound``."""
         if self._v_star is None:
             if self.dense:
-                self._v_star, self.v_star_bound = self._optimal_dense(), 0.0
+                v, bound = optimal.optimal_dense(self.mdp, self.value_tol)
             else:
-                self._v_star, self.v_star_bound = self._optimal_iterative()
+                v, bound = optimal.optimal_iterative(self, self.value_tol)
+            self._v_star, self.v_star_bound = v, bound
             self._v_star.flags.writeable = False
         return self._v_star
-
-    def _optimal_dense(self) -> np.ndarray:
-        mdp = self.mdp
-        actions = np.argmax(q_values(mdp, mdp.terminal_value), axis=1)
-        tol = 1e-12 * max(mdp.r_max, 1.0) / (1.0 - mdp.gamma)
-        s = np.arange(mdp.n_states)
-        for _ in range(_MAX_PI_ITERATIONS):
-            v = dense.evaluate_actions(mdp, actions)
-            q = q_values(mdp, v)
-            best = np.argmax(q, axis=1)
-            improve = q[s, best] > q[s, actions] + tol
-            if not improve.any():
-                break
-            actions = np.where(improve, best, actions)
-        return v
 
     def occupancy(self, policy: AnyPolicy, nu: npt.ArrayLike | None = None) -> np.ndarray:
         """d_{pi,nu} = (1 - gamma) nu (I - gamma P_pi)^{-1} for a stationary policy."""
@@ -255,9 +227,9 @@ class ExactBackend:
         else:
             P_T = policy_rows(mdp, policy)[0].T.tocsr()
             P_T.data *= mdp.gamma
-            d, _ = certified_solve(P_T, (1.0 - mdp.gamma) * nu,
-                                   mdp.gamma, OCCUPANCY_TOL, order=1,
-                                   what=f"an occupancy d_(pi,nu) on {mdp!r}")
+            # Not _solve: starting an occupancy with ILU(0) was measured 10x slower on the car.
+            d, _ = certified_solve(P_T, (1.0 - mdp.gamma) * nu, mdp.gamma, OCCUPANCY_TOL,
+                                   order=1, what=f"an occupancy d_(pi,nu) on {mdp!r}")
         return np.clip(d, 0.0, None) / np.clip(d, 0.0, None).sum()
 
     def loss(self, policy: AnyPolicy, mu: npt.ArrayLike | None = None) -> float:
@@ -297,7 +269,7 @@ def evaluate(mdp: FiniteMDP, policy: AnyPolicy) -> np.ndarray:
 
 
 def optimal_value(mdp: FiniteMDP) -> np.ndarray:
-    """The optimal value v* of ``mdp`` (policy iteration; certified on large models)."""
+    """The optimal value v* of ``mdp``, certified (``nsrl.exact.backend(mdp).v_star_bound``)."""
     return backend(mdp).optimal_value()
 
 

@@ -60,7 +60,8 @@ def _norm(x: np.ndarray, order: float) -> float:
 def certified_solve(M: sp.csr_matrix | Callable[[np.ndarray], np.ndarray], c: np.ndarray,
                     kappa: float, tol: float, x0: np.ndarray | None = None,
                     order: float = np.inf, what: str = "a value",
-                    precondition: bool = True) -> tuple[np.ndarray, float]:
+                    precondition: bool | str = True,
+                    report: dict | None = None) -> tuple[np.ndarray, float]:
     """Solve ``x = c + M x`` to a certified error ``||x - x*|| <= tol``.
 
     Args:
@@ -74,7 +75,10 @@ def certified_solve(M: sp.csr_matrix | Callable[[np.ndarray], np.ndarray], c: np
         order: the norm of the certificate: np.inf (values) or 1 (distributions).
         what: what is solved, for the error message.
         precondition: False skips the ILU(0) step (and the cap of the first attempt): the
-            plain chain, for comparison.
+            plain chain, for comparison; ``"first"`` starts with it (for a model whose
+            previous solve needed it: the plain attempt would stop at its cap again).
+        report: a dict that receives ``"preconditioned"``: whether the certified result came
+            from the ILU(0) step.
 
     Returns:
         ``(x, bound)`` with ``bound = ||c + M x - x|| / (1 - kappa) <= tol``.
@@ -97,7 +101,10 @@ def certified_solve(M: sp.csr_matrix | Callable[[np.ndarray], np.ndarray], c: np
     atols = [target * spread / 10, None, implied]
     csr = M.tocsr() if HAVE_NUMBA and sp.issparse(M) else None  # for the compiled solvers
     plan: list[tuple[Callable[..., Any] | str, int, int]]
-    if csr is not None and precondition:  # plain (capped), ILU(0)-preconditioned, generic
+    if csr is not None and precondition == "first":
+        plan = [("ilu", 0, _MAX_ITER), ("ilu", 1, _MAX_ITER), (gmres, 2, _MAX_ITER),
+                (bicgstab, 2, _MAX_ITER)]
+    elif csr is not None and precondition:  # plain (capped), ILU(0)-preconditioned, generic
         plan = [(bicgstab, 0, min(_PLAIN_ITER, _MAX_ITER)), ("ilu", 0, _MAX_ITER),
                 ("ilu", 1, _MAX_ITER), (gmres, 2, _MAX_ITER), (bicgstab, 2, _MAX_ITER)]
     else:
@@ -126,6 +133,8 @@ def certified_solve(M: sp.csr_matrix | Callable[[np.ndarray], np.ndarray], c: np
             x, bound = x_new, residual / (1.0 - kappa)
             ratio = float(np.sqrt(rho @ rho)) / residual if residual > 0 else None
         if bound <= tol:
+            if report is not None:
+                report["preconditioned"] = solver == "ilu"
             return x, bound
     if sp.issparse(M):  # Krylov methods stall on near-deterministic chains: a sparse LU
         direct = _sparse_direct(M, c)

@@ -17,6 +17,10 @@ from nsrl.model.mdp import FiniteMDP
 from nsrl.policies import Policy, action_table
 
 COMPILED_MIN_ENTRIES = 2**20  # S A b from which Q-values are computed by the compiled loop
+# The largest discount whose values the backend certifies (measured: see check_certifiable).
+GAMMA_MAX = 1 - 1e-5
+_SCALE_MAX = np.finfo(np.float64).max / 16  # values, their differences and sums stay finite
+_UNIT = np.finfo(np.float64).eps / 2  # unit roundoff u = 2^-53
 
 if HAVE_NUMBA:
     import numba
@@ -42,6 +46,46 @@ def check_mdp(mdp: object) -> FiniteMDP:
             f"nsrl.garnet(...) or nsrl.FiniteMDP(P, R, gamma)."
         )
     return mdp
+
+
+def check_certifiable(mdp: FiniteMDP) -> FiniteMDP:
+    """Raise ValueError, before any work, on a model whose exact values cannot be certified.
+
+    Two limits. ``gamma <= GAMMA_MAX``: a certificate needs a Bellman residual of
+    ``VALUE_RTOL * R_max`` (1e-10 R_max), while computing it rounds by about
+    ``eps R_max / (1 - gamma)`` (:func:`residual_rounding`); at 1 - gamma = 1e-5 that is
+    ~1e-11 R_max and every model tried is certified, at 1 - 3e-6 the Garnets are not
+    (``benchmarks/exact_gamma_limit.py``).
+    ``R_max / (1 - gamma)`` (the values' scale) at most float64's largest number / 16: values,
+    their differences and residuals then stay finite.
+    """
+    check_mdp(mdp)
+    if mdp.gamma > GAMMA_MAX:
+        raise ValueError(
+            f"gamma = {mdp.gamma!r} is too close to 1 for certified exact values (the rounding "
+            f"of a Bellman residual, ~1e-16 R_max / (1 - gamma), exceeds the 1e-10 R_max a "
+            f"certificate needs): use gamma <= {GAMMA_MAX!r}."
+        )
+    scale = mdp.r_max / (1.0 - mdp.gamma)
+    if not scale <= _SCALE_MAX:
+        raise ValueError(
+            f"rewards up to R_max = {mdp.r_max:.3g} with gamma = {mdp.gamma!r} give values up to "
+            f"R_max / (1 - gamma) = {scale:.3g}, beyond float64's range (at most "
+            f"{_SCALE_MAX:.3g} here); rescale the rewards (greedy policies do not change)."
+        )
+    return mdp
+
+
+def residual_rounding(mdp: FiniteMDP, v: np.ndarray) -> float:
+    """A bound on the rounding error of one computed entry of ``T v - v`` (or ``T_pi v - v``).
+
+    Each entry sums b products and R, scales by gamma and subtracts v: with the unit roundoff
+    u = 2^-53, ``(b + 3) u (R_max + |v|_inf)`` covers the accumulated errors of that sum
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, section 3.1: gamma_k =
+    k u / (1 - k u)) and of the final subtraction.
+    """
+    width = mdp.successors[0].shape[2]
+    return (width + 3) * _UNIT * (mdp.r_max + float(np.abs(v).max(initial=0.0)))
 
 
 def q_values(mdp: FiniteMDP, v: np.ndarray) -> np.ndarray:

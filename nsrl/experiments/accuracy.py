@@ -2,10 +2,11 @@
 
 Two limits, checked before any work:
 
-- ``gamma <= GAMMA_MAX``. The exact solves (I - gamma P_pi) v = r have condition number up to
-  (1 + gamma) / (1 - gamma), so their relative error grows like eps / (1 - gamma); at
-  1 - gamma = 1e-12 a Garnet's losses come out as +-1e10, some negative. At 1 - gamma = 1e-6
-  the error is below 1e-9 of the values.
+- ``gamma <= GAMMA_MAX`` (:data:`nsrl.exact.operators.GAMMA_MAX`, which the exact backend
+  enforces too): the largest discount whose values the exact backend certifies. The solves
+  (I - gamma P_pi) v = r have condition number up to (1 + gamma) / (1 - gamma), and the
+  Bellman residual that certifies them rounds by ~eps R_max / (1 - gamma); at
+  1 - gamma = 1e-12 a Garnet's losses came out as +-1e10, some negative.
 - ``R_max / (1 - gamma) <= VALUE_MAX``: values (and sums of n_S of them) must stay far from
   float64's overflow at 1.8e308, or losses come out inf or NaN.
 
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-GAMMA_MAX = 1 - 1e-6
+from nsrl.exact.operators import GAMMA_MAX
+
+__all__ = ["GAMMA_MAX", "VALUE_MAX", "InaccurateResult", "check_losses", "check_problem"]
 VALUE_MAX = 1e150
 _RELATIVE_TOLERANCE = 1e-9
 
@@ -43,8 +46,8 @@ def check_problem(gamma: float, r_max: float, what: str) -> None:
         ValueError: x: gamma 0.999999999999 is too close to 1 ...
     """
     if gamma > GAMMA_MAX:
-        raise ValueError(f"{what}: gamma {gamma!r} is too close to 1 for accurate exact solves "
-                         f"(their error grows like 1e-16 / (1 - gamma)); use gamma <= "
+        raise ValueError(f"{what}: gamma {gamma!r} is too close to 1 for certified exact "
+                         f"solves (their rounding grows like 1e-16 / (1 - gamma)); use gamma <= "
                          f"{GAMMA_MAX!r}.")
     scale = r_max / (1 - gamma)
     if not np.isfinite(scale) or scale > VALUE_MAX:

@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import nsrl
-from nsrl.exact import certified_solve, iterative
+from nsrl.exact import ExactBackend, certified_solve, dense, evaluation, iterative
 from nsrl.exact.operators import policy_rows
 
 ilu = pytest.importorskip("nsrl.exact.ilu", exc_type=ImportError)  # compiled only
@@ -78,3 +78,26 @@ def test_fast_mixing_models_get_the_same_numbers_with_or_without_the_preconditio
     without = certified_solve(M, r, mdp.gamma, 1e-8, precondition=False)
     np.testing.assert_array_equal(with_ilu[0], without[0])
     assert with_ilu[1] == without[1]
+
+
+def test_once_a_model_needed_the_preconditioner_later_values_start_with_it(monkeypatch):
+    """The plain attempt stops at its cap (forced to 1 here): the first value is certified by
+    the ILU(0) step, the next ones start there, and all match the dense LU."""
+    mdp = nsrl.mountain_car(20, 20)
+    monkeypatch.setattr(iterative, "_PLAIN_ITER", 1)
+    backend = ExactBackend(mdp)
+    backend.dense = False
+    seen = []
+    solve = iterative.certified_solve
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("precondition"))
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(evaluation, "certified_solve", spy)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        pi = nsrl.Deterministic(rng.integers(mdp.n_actions, size=mdp.n_states))
+        exact = dense.evaluate_actions(mdp, pi.act(np.arange(mdp.n_states)))
+        assert np.abs(backend.value(pi) - exact).max() <= backend.value_tol
+    assert seen == [True, "first", "first"]

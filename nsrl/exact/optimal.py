@@ -1,0 +1,101 @@
+"""v* of a model with a certified max-norm bound, by the method its size calls for.
+
+* up to ``DENSE_MAX_STATES`` states: exact policy iteration, each evaluation a dense LU (the
+  numbers of every earlier version, bit for bit), then the certificate of the result from its
+  recomputed Bellman residual, ``|v - v*|_inf <= (|T v - v|_inf + delta) / (1 - gamma)``
+  (delta bounds the rounding of the residual: :func:`nsrl.exact.operators.residual_rounding`);
+  0 only if both are 0;
+* above, with numba: modified policy iteration (:mod:`nsrl.exact.mpi`), certified by the
+  same recomputed residual;
+* above, without numba: policy iteration whose evaluations are certified iterative solves
+  (:mod:`nsrl.exact.iterative`), each asked 1/10 of the current Bellman residual.
+
+Every path returns ``(v, bound)`` with ``bound <= tol`` or raises
+:class:`nsrl.exact.iterative.NotCertifiedError`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NoReturn
+
+import numpy as np
+
+from nsrl.exact import dense
+from nsrl.exact.iterative import NotCertifiedError
+from nsrl.exact.operators import q_values, residual_rounding
+from nsrl.model.kernels import HAVE_NUMBA
+
+if TYPE_CHECKING:
+    from nsrl.exact.evaluation import ExactBackend
+from nsrl.model.mdp import FiniteMDP
+from nsrl.policies import Deterministic
+
+MAX_PI_ITERATIONS = 10_000
+_EVAL_FRACTION = 10  # PI (no numba) evaluates to 1/10 of the current Bellman residual
+
+
+def _refuse(mdp: FiniteMDP, bound: float, tol: float, method: str) -> NoReturn:
+    raise NotCertifiedError(
+        f"{method} on {mdp!r} stopped at a certified error of {bound:.3g} on v*, above the "
+        f"tolerance {tol:.3g}: the values' scale R_max / (1 - gamma) = "
+        f"{mdp.r_max / (1 - mdp.gamma):.3g} is too large for float64; use a smaller gamma."
+    )
+
+
+def optimal_dense(mdp: FiniteMDP, tol: float) -> tuple[np.ndarray, float]:
+    """Exact policy iteration by dense LU, then the residual certificate of its result."""
+    actions = np.argmax(q_values(mdp, mdp.terminal_value), axis=1)
+    improve_tol = 1e-12 * max(mdp.r_max, 1.0) / (1.0 - mdp.gamma)
+    s = np.arange(mdp.n_states)
+    for _ in range(MAX_PI_ITERATIONS):
+        v = dense.evaluate_actions(mdp, actions)
+        q = q_values(mdp, v)
+        best = np.argmax(q, axis=1)
+        improve = q[s, best] > q[s, actions] + improve_tol
+        if not improve.any():
+            break
+        actions = np.where(improve, best, actions)
+    residual = float(np.abs(q[s, best] - v).max())
+    bound = (residual + residual_rounding(mdp, v)) / (1.0 - mdp.gamma)
+    if not bound <= tol:
+        _refuse(mdp, bound, tol, "policy iteration (dense)")
+    return v, bound
+
+
+def optimal_iterative(backend: ExactBackend, tol: float) -> tuple[np.ndarray, float]:
+    """v* of a large model: MPI (numba) or PI with certified evaluations (no numba)."""
+    if HAVE_NUMBA:
+        from nsrl.exact.mpi import optimal_mpi
+
+        v, bound, _ = optimal_mpi(backend.mdp, tol)
+        return v, bound
+    return _optimal_pi(backend, tol)  # pragma: no cover - numba is installed everywhere
+
+
+def _optimal_pi(backend: ExactBackend, tol: float) -> tuple[np.ndarray, float]:
+    """Policy iteration with inexact, warm-started evaluations (``backend._stationary``).
+
+    Each evaluation asks a tolerance of 1/10 of the current Bellman residual (never below
+    the final one), so early ones are cheap; PI stops when the Bellman residual certifies
+    ``|v - v*|_inf <= (|T v - v|_inf + delta) / (1 - gamma) <= tol``.
+    """
+    mdp = backend.mdp
+    n = np.arange(mdp.n_states)
+    target = tol * (1.0 - mdp.gamma)  # Bellman residual to reach
+    actions = np.argmax(q_values(mdp, mdp.terminal_value), axis=1)
+    residual = previous = np.inf
+    for _ in range(MAX_PI_ITERATIONS):
+        eval_tol = max(min(previous / _EVAL_FRACTION, mdp.r_max / (1 - mdp.gamma)), target / 2)
+        v = backend._stationary(Deterministic(actions), tol=eval_tol / (1 - mdp.gamma))
+        q = q_values(mdp, v)
+        best = np.argmax(q, axis=1)
+        residual = float(np.abs(q[n, best] - v).max()) + residual_rounding(mdp, v)
+        if residual <= target:
+            return v, residual / (1.0 - mdp.gamma)
+        improve = q[n, best] > q[n, actions] + target / 2
+        previous = residual
+        if not improve.any() and eval_tol <= target / 2:
+            break
+        actions = np.where(improve, best, actions)
+        backend._warm = q[n, actions]  # T_{pi'} v, one Bellman step: the next solve's start
+    _refuse(mdp, residual / (1.0 - mdp.gamma), tol, "policy iteration")
