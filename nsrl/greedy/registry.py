@@ -143,11 +143,14 @@ def options_for(names, options: dict) -> dict[str, dict]:
 
 # --- the built-in operators ----------------------------------------------------------------
 
-SAMPLES = param(int, 10_000, ge=1)  # transitions per greedy call
-FEATURES = param(str | None, None, choices=("phi", "onehot"))  # None: Phi if the model has it
+# Transitions drawn per greedy call (LSTDQ's and the rollouts' ``budget``; ``samples`` before).
+BUDGET = param(int, 10_000, ge=1)
+# The sample-based operators' state features by name: Phi, or one-hot (a table); None: Phi if
+# the model has it (``representation`` in sweeps before).
+FEATURES = param(str | None, None, choices=("phi", "onehot"))
 CRITICS = ("auto", "lstd", "regression", "none")  # what ends the rollouts, by name
 ROLLOUT_PARAMS = {
-    "samples": SAMPLES,
+    "budget": BUDGET,
     "features": FEATURES,
     "horizon": param(int | str | None, None, ge=1, choices=("geometric",)),
     "m": param(int | None, None, ge=1),
@@ -172,7 +175,7 @@ def _critic(name: str):
 def _rollout(kind: str) -> Callable:
     """Factory of RolloutCSC (``"csc"``) or RolloutRegression (``"reg"``) on the native env."""
 
-    def factory(mdp, samples, features, horizon, m, critic):
+    def factory(mdp, budget, features, horizon, m, critic):
         from sklearn.linear_model import LogisticRegression, Ridge
 
         from nsrl.envs import FiniteMDPVectorEnv
@@ -181,9 +184,9 @@ def _rollout(kind: str) -> Callable:
         options = {k: v for k, v in (("horizon", horizon), ("m", m)) if v is not None}
         env = FiniteMDPVectorEnv(mdp, num_envs=1)
         if kind == "csc":
-            return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=samples,
+            return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=budget,
                               features=features, critic=_critic(critic), **options)
-        return RolloutRegression(env, Ridge(alpha=1e-3), budget=samples, features=features,
+        return RolloutRegression(env, Ridge(alpha=1e-3), budget=budget, features=features,
                                  critic=_critic(critic), **options)
 
     return factory
@@ -195,11 +198,11 @@ def _one_critic(options: dict) -> None:
                          "run the horizon H: drop m or pick a critic.")
 
 
-def _lstdq(mdp, samples, features, ridge):
+def _lstdq(mdp, budget, features, ridge):
     from nsrl.envs import FiniteMDPVectorEnv
     from nsrl.greedy.lstdq import LSTDQ
 
-    return LSTDQ(FiniteMDPVectorEnv(mdp, num_envs=1), budget=samples, features=features,
+    return LSTDQ(FiniteMDPVectorEnv(mdp, num_envs=1), budget=budget, features=features,
                  ridge=ridge)
 
 
@@ -223,7 +226,7 @@ register_operator("projected", ProjectedGreedy, ProjectedGreedy.params,
                   summary="the paper's greedy(Pi_{Phi,rho}(v + noise))")
 # LSTD-Q's ridge in transitions; None: its default (1e-3 for one-hot or sparse tables, 10 else)
 RIDGE = param(float | None, None, ge=0)
-register_operator("lstdq", _lstdq, {"samples": SAMPLES, "features": FEATURES, "ridge": RIDGE},
+register_operator("lstdq", _lstdq, {"budget": BUDGET, "features": FEATURES, "ridge": RIDGE},
                   sample_based=True, memory=_lstdq_memory,
                   summary="LSTD-Q on the env's transitions (no reset-to-state)")
 register_operator("rollout-csc", _rollout("csc"), ROLLOUT_PARAMS, sample_based=True,
