@@ -251,9 +251,7 @@ class Sweep:
         names of renamed fields (:data:`nsrl.params.RENAMED`) as the new ones, with a
         DeprecationWarning unless ``record`` (a manifest that nsrl wrote: nothing to fix).
         """
-        data = dict(data)
-        if record:
-            data = {RENAMED[k] if k in _OLD_NAMES else k: v for k, v in data.items()}
+        data = renamed_fields(data) if record else dict(data)
         data = renamed(data, _FIELDS, "sweep key ", stacklevel=4)
         if "relative_noise" in data and "noise_model" not in data:
             legacy = data.pop("relative_noise")
@@ -328,6 +326,11 @@ _OLD_NAMES = tuple(_HASHED_AS.values())
 _OPERATOR_FIELDS = (*_PROJECTED, "features", "budget")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
 _FIELDS = frozenset(_DEFAULTS)
+
+
+def renamed_fields(data: dict) -> dict:
+    """A sweep dict written under older field names, keyed by today's (silently)."""
+    return {RENAMED[k] if k in _OLD_NAMES else k: v for k, v in data.items()}
 
 
 def _instance(shard: Shard) -> tuple[int, int, int]:
