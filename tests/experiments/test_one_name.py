@@ -189,7 +189,7 @@ def test_a_sweep_is_checked_once_per_start(tmp_path, monkeypatch, capsys):
     assert all((tmp_path / "f" / v / "manifest.json").exists() for v in variants)
     probes.clear()
     registry.run_experiment(registry.EXPERIMENTS["family"], tmp_path / "g", backend="dask",
-                            scheduler="tcp://127.0.0.1:8786", progress=False)
+                            scheduler="tcp://127.0.0.1:8786", progress=False, report=False)
     assert len(probes) == 1
 
 
