@@ -42,13 +42,12 @@ OPTION_HELP = {
     "value_estimate": "how the projected operator scores CPI+'s line search",
     "feature_law": "the law of Phi's entries (projected operator)",
     "budget": "transitions per greedy call of a sample-based operator",
-    "features": "state features of the sample-based operators (phi or onehot; default: Phi)",
+    "features": "state features of the sample-based operators, phi or onehot (Phi if the "
+                "model has it)",
     "ridge": "LSTD-Q's ridge, in transitions",
     "horizon": "rollout horizon H when no critic value ends the rollouts (the first call, "
-               "--critic none): an int, or 'geometric' (unbiased, noisy at gamma near 1); "
-               "default: the operator's (30)",
-    "m": "rollout length m before the critic's bootstrap gamma^m V(s_m) (CBMPI); default: "
-         "the operator's (1)",
+               "--critic none): an int, or 'geometric' (unbiased, noisy at gamma near 1)",
+    "m": "rollout length m before the critic's bootstrap gamma^m V(s_m) (CBMPI)",
     "critic": "what ends the m-step rollouts: lstd (LSTD(0) on the previous call's "
               "transitions), regression (LinearRegression on its Q estimates), none (plain "
               "H-step rollouts), auto (lstd)",
@@ -142,7 +141,8 @@ def add_operator_arguments(p: argparse.ArgumentParser, exclude=()) -> None:
     flags = {}
     for name, declared in declared_options(exclude).items():
         flag = flags[name] = flag_of(name)
-        default = "" if declared.default is None else f" (default {declared.default})"
+        default = (f" (default {declared.default})" if declared.default is not None else
+                   " (default: the operator's)")
         help_text = OPTION_HELP.get(name, f"the {name} option of the operators that take it")
         p.add_argument(flag, dest=name, type=param_type(declared, name == "features"),
                        default=None, metavar=flag[2:].upper().replace("-", "_"),
