@@ -140,6 +140,8 @@ def add_operator_arguments(p: argparse.ArgumentParser, exclude=()) -> None:
     """
     flags = {}
     for name, declared in declared_options(exclude).items():
+        if flag_of(name) in p._option_string_actions:  # e.g. a plugin's "gamma": not a flag
+            continue
         flag = flags[name] = flag_of(name)
         default = (f" (default {declared.default})" if declared.default is not None else
                    " (default: the operator's)")

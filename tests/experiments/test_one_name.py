@@ -22,7 +22,7 @@ from nsrl.experiments.experiment import Experiment
 from nsrl.experiments.presets import Sweep
 from nsrl.experiments.storage import read_manifest
 from nsrl.greedy.registry import OPERATORS
-from nsrl.params import RENAMED, InvalidParameterError
+from nsrl.params import RENAMED, InvalidParameterError, param
 
 DOCS = Path(__file__).parents[2] / "docs"
 OLD_NAMES = {"value_estimate": "line_search_scores", "features": "representation",
@@ -99,8 +99,9 @@ def test_old_command_line_flags_still_work_and_name_the_new_ones(capsys):
         assert main(argv + list(flags)) == 0
         return capsys.readouterr()
 
-    with pytest.warns(DeprecationWarning, match="use --budget"):
+    with pytest.warns(DeprecationWarning) as warned:
         old = run("--operator", "lstdq", "--samples", "300", "--representation", "onehot")
+    assert [str(w.message).rsplit(" ", 1)[-1] for w in warned] == ["--budget.", "--features."]
     assert "use --budget" in old.err and "use --features" in old.err
     assert old.out == run("--operator", "lstdq", "--budget", "300", "--features", "onehot").out
     with pytest.warns(DeprecationWarning, match="use --n-features"):
@@ -199,3 +200,14 @@ def test_the_renames_are_declared_once():
     options = {k for e in OPERATORS.values() for k in e.params}
     assert set(RENAMED.values()) <= fields & options
     assert not set(RENAMED) & (fields | options)
+
+
+def test_an_operator_of_one_s_own_gets_flags_of_its_options_names(monkeypatch):
+    """Flags are built from the live registry; an option spelled as a flag that exists
+    already (``gamma``: the problem's) is left to Python, not a clash that breaks the CLI."""
+    monkeypatch.setitem(OPERATORS, "mine", dataclasses.replace(
+        OPERATORS["exact"], name="mine", params={"gamma": param(float, 0.5),
+                                                 "look_ahead": param(int, 1, ge=1)}))
+    assert "--look-ahead" in _flags("run") and "--look-ahead" in _flags("compare")
+    args = build_parser().parse_args(["run", "--scheme", "api", "--look-ahead", "3"])
+    assert args.look_ahead == 3 and "gamma" not in args.operator_flags
