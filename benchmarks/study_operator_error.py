@@ -14,7 +14,7 @@ v_{pi_0} and of v*, per MDP (docs/decisions.md: what absolute and relative noise
 
 Writes docs/sensitivity/operator_error.csv (one row per MDP and draw) and
 docs/sensitivity/garnet_values.csv (one row per MDP); docs/fidelity.md and docs/decisions.md
-quote them (``python -m nsrl.docs``).
+quote them (``python -m study.numbers``).
 
     nice -n 10 python benchmarks/study_operator_error.py     # about 2 CPU s
 """

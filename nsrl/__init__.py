@@ -15,17 +15,23 @@ The public surface, by layer:
 * running them: :func:`run` (one run or many, the reference loop or the batched engines),
   :class:`OperatorSpec` and :func:`make_operator` (operators by registered name);
 * the analysis: :func:`concentrability`, :func:`run_bounds`, :func:`table1_bounds`;
+* extending nsrl: :func:`register_operator`, :func:`register_scheme`, :func:`register_domain`,
+  :func:`register_experiment`, and :func:`load_plugins` for modules that call them;
 * Stable-Baselines3: :func:`from_sb3`, :func:`to_sb3`, :class:`SB3Policy`, :class:`SB3VecEnv`.
 
 Importing nsrl registers the Gymnasium ids (``gym.make("Garnet-v0")``). The sample-based
 operators (scikit-learn) and the SB3 bridge (torch) load on first use.
 """
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
+
 from nsrl.engine import OperatorSpec, run
 from nsrl.exact import evaluate, greedy_actions, loss, occupancy, optimal_value, q_values
 from nsrl.greedy import ExactGreedy, Greedy, GreedyOperator, Nu, Occupancy, ProjectedGreedy
-from nsrl.greedy.registry import make_operator
+from nsrl.greedy.registry import make_operator, register_operator
 from nsrl.model import FiniteMDP, garnet, gridworld, mountain_car, with_features
+from nsrl.plugins import load_plugins
 from nsrl.policies import Constant, Deterministic, Mixture, NonStationary, Stochastic, constant
 from nsrl.schemes import (
     API,
@@ -37,6 +43,7 @@ from nsrl.schemes import (
     CPIPlus,
     History,
     make_scheme,
+    register_scheme,
 )
 from nsrl.theory import (
     Concentrability,
@@ -47,13 +54,17 @@ from nsrl.theory import (
     table1_bounds,
 )
 
-__version__ = "0.1.0"
+try:  # the installed distribution's version: one source, pyproject.toml
+    __version__ = _version("nsrl")
+except PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
 
 # Loaded on first use: `import nsrl` imports neither the scikit-learn estimators behind the
 # sample-based operators nor torch (Stable-Baselines3).
 _LAZY = {"RolloutCSC": "nsrl.greedy", "RolloutRegression": "nsrl.greedy", "LSTDQ": "nsrl.greedy",
          "from_sb3": "nsrl.sb3", "to_sb3": "nsrl.sb3", "SB3Policy": "nsrl.sb3",
-         "SB3VecEnv": "nsrl.sb3"}
+         "SB3VecEnv": "nsrl.sb3", "register_domain": "nsrl.experiments.domains",
+         "register_experiment": "nsrl.experiments.registry"}
 
 __all__ = [
     "API",
@@ -92,6 +103,7 @@ __all__ = [
     "gridworld",
     "initial_gaps",
     "kakade_langford_bound",
+    "load_plugins",
     "loss",
     "make_operator",
     "make_scheme",
@@ -99,6 +111,10 @@ __all__ = [
     "occupancy",
     "optimal_value",
     "q_values",
+    "register_domain",
+    "register_experiment",
+    "register_operator",
+    "register_scheme",
     "run",
     "run_bounds",
     "table1_bounds",
@@ -110,6 +126,10 @@ __all__ = [
 from nsrl.envs.registration import register as _register_envs  # noqa: E402
 
 _register_envs()
+
+import nsrl.plugins as _plugins  # noqa: E402
+
+_plugins.ready = True  # from here on, a registry look-up may load the installed plugins
 
 
 def __getattr__(name):

@@ -20,8 +20,9 @@ and calls ``conform_fields(self)`` in ``__post_init__``; a class declares its op
 declaration (``Param.field``), so the range is stated once.
 
 Supported annotations: ``int``, ``float``, ``bool``, ``str``, unions of them (``int | str``:
-the numeric bounds apply to numbers, ``choices`` to strings), ``tuple[X, ...]`` and
-``X | None``. ``int`` refuses bools and floats (``3.0``), ``float`` takes ints (stored as
+the numeric bounds apply to numbers, ``choices`` to strings), ``tuple[X, ...]``, ``dict`` (a
+table of options with string keys, checked by whoever declares them) and ``X | None``.
+``int`` refuses bools and floats (``3.0``), ``float`` takes ints (stored as
 floats, so ``1`` and ``1.0`` are the same value) and refuses NaN and infinities, ``bool``
 takes only ``true``/``false``, a tuple takes a list or tuple (non-empty unless
 ``min_items=0``). Errors (:class:`InvalidParameterError`, both a ValueError and a TypeError)
@@ -55,7 +56,8 @@ class Rule:
 
     Attributes:
         ge, gt, le, lt: bounds of a number (>=, >, <=, <).
-        choices: the allowed values (the allowed strings, in a union with a number type).
+        choices: the allowed values (the allowed strings, in a union with a number type), or
+            a function returning them, called at each check (a live registry's names).
         min_items: the fewest items of a tuple field (default 1: non-empty).
         distinct: a tuple field's items must differ (e.g. a grid axis).
     """
@@ -64,9 +66,14 @@ class Rule:
     gt: float | None = None
     le: float | None = None
     lt: float | None = None
-    choices: tuple | None = None
+    choices: tuple | typing.Callable[[], tuple] | None = None
     min_items: int = 1
     distinct: bool = False
+
+    @property
+    def allowed(self) -> tuple | None:
+        """The allowed values now (a function's answer is read at each call, never kept)."""
+        return self.choices() if callable(self.choices) else self.choices
 
 
 def spec(default, **rule):
@@ -100,7 +107,7 @@ def parse_annotation(annotation) -> Kind:
             return Kind(rest, optional=optional)
     elif origin is tuple and len(args) == 2 and args[1] is Ellipsis and args[0] in _SCALARS:
         return Kind(args[0], is_tuple=True)
-    elif annotation in _SCALARS:
+    elif annotation in _SCALARS or annotation is dict:
         return Kind(annotation)
     raise TypeError(f"unsupported field annotation {annotation!r}: the schema takes int, float, "
                     f"bool, str, unions and tuple[X, ...] of them, and X | None.")
@@ -209,6 +216,10 @@ def conform(value, kind: Kind, rule: Rule, what: str, hint: str = ""):
 
     if value is None:
         return None if kind.optional else fail("nothing (None)", True)
+    if kind.base is dict:  # a table of options, checked by whoever declares them
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            fail(_received(value), True)
+        return dict(value)
     if not kind.is_tuple:
         return _scalar(value, kind.bases, rule, fail)
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
@@ -242,8 +253,8 @@ def _scalar(value, bases: tuple[type, ...], rule: Rule, fail):
     if base is float and not math.isfinite(value):
         fail(repr(value), False)
     numeric = base in (int, float)
-    if rule.choices is not None and (len(bases) == 1 or not numeric) \
-            and value not in rule.choices:
+    allowed = rule.allowed
+    if allowed is not None and (len(bases) == 1 or not numeric) and value not in allowed:
         fail(repr(value), False)
     if numeric and not _in_range(value, rule):
         fail(repr(value), False)
@@ -280,7 +291,10 @@ def _bounds(rule: Rule) -> str:
 
 def describe(kind: Kind, rule: Rule) -> str:
     """What ``kind`` and ``rule`` accept, in words, e.g. ``'a list of ints >= 1'``."""
-    choices = "" if rule.choices is None else ", one of " + ", ".join(map(repr, rule.choices))
+    if kind.base is dict:
+        return "a table of options (name = value)"
+    allowed = rule.allowed
+    choices = "" if allowed is None else ", one of " + ", ".join(map(repr, allowed))
     if len(kind.bases) > 1:  # a union: numbers in range, or one of the strings
         parts = [_NAMES[b][0] + _bounds(rule) for b in kind.bases if b in (int, float, bool)]
         parts += [c[2:] for c in [choices] if c and str in kind.bases]

@@ -66,7 +66,7 @@ def test_the_example_is_the_default_as_toml():
         Every(flag="no")
 
 
-@pytest.mark.parametrize("annotation", [dict, list[int], int | dict, tuple[int, int], bytes])
+@pytest.mark.parametrize("annotation", [list[int], int | dict, tuple[int, int], bytes, set])
 def test_unsupported_annotations_are_refused_at_definition(annotation):
     cls = dataclasses.make_dataclass("Bad", [("x", annotation, dataclasses.field(default=None))])
     with pytest.raises(TypeError, match="unsupported field annotation"):
@@ -79,7 +79,7 @@ def test_unsupported_annotations_are_refused_at_definition(annotation):
 def test_every_sweep_field_refuses_a_wrong_type_by_name(field):
     """Generic over the annotations: holds for fields added later, with no test to write."""
     with pytest.raises(TypeError, match=f"sweep field {field!r} should be"):
-        Sweep(**{field: {"a": 1}})
+        Sweep(**{field: 3j})  # a complex number is no field's type
 
 
 def test_a_new_field_is_one_line():
@@ -124,3 +124,20 @@ def test_the_published_paper_run_keeps_its_fingerprint():
     assert Sweep.from_dict(manifest["sweep"], record=True).fingerprint() == manifest["fingerprint"]
     assert load_sweep("paper").fingerprint() == manifest["fingerprint"]
     assert Sweep(cpi_advantage="exact").fingerprint() != manifest["fingerprint"]
+
+
+def test_a_dict_field_takes_a_table_with_string_keys_and_copies_it():
+    @dataclass(frozen=True)
+    class Options:
+        options: dict = dataclasses.field(default_factory=dict, hash=False)
+
+        def __post_init__(self):
+            conform_fields(self)
+
+    given = {"slip": 0.2}
+    made = Options(given)
+    assert made.options == given and made.options is not given
+    with pytest.raises(TypeError, match="field 'options' should be a table of options"):
+        Options({1: 2})
+    with pytest.raises(TypeError, match="field 'options' should be a table of options"):
+        Options([("slip", 0.2)])

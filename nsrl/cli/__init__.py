@@ -7,6 +7,11 @@ disk, a read-only or locked output folder: :func:`nsrl.experiments.safe_io.descr
 one line on stderr and exit with status 2; a closed output pipe (``nsrl ... | head``) ends
 quietly with status 141 (128 + SIGPIPE, as a shell reports for a command cut off by its
 reader); any other exception is a bug and keeps its traceback.
+
+``--plugin MODULE`` (repeatable, anywhere on the line) imports a module that registers
+operators, schemes, domains or experiments (:mod:`nsrl.plugins`) before the parser is built,
+so every choice and ``--help`` lists its names; installed plugins (entry-point group
+``nsrl.plugins``) are loaded too.
 """
 
 from __future__ import annotations
@@ -30,18 +35,56 @@ def subcommand_modules() -> list:
     return sorted(found, key=lambda m: (getattr(m, "ORDER", 1), m.__name__))
 
 
+def _plugin_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first: it registers operators, schemes, domains "
+                        "or experiments (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of every subcommand."""
+    """The argparse parser of every subcommand (choices read from the live registries)."""
+    from nsrl import __version__
+
     parser = _Parser(prog="nsrl", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"nsrl {__version__}")
+    _plugin_option(parser)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for module in subcommand_modules():
         module.add_parser(sub)
+    for command in sub.choices.values():
+        _plugin_option(command)
     return parser
+
+
+def plugins_named(argv: list[str]) -> list[str]:
+    """The modules named by ``--plugin MODULE`` or ``--plugin=MODULE`` anywhere in ``argv``.
+
+    Examples:
+        >>> plugins_named(["--plugin", "a", "run", "--plugin=b.c", "--scheme", "api"])
+        ['a', 'b.c']
+    """
+    named = []
+    for i, word in enumerate(argv):
+        if word == "--plugin":
+            if i + 1 >= len(argv) or argv[i + 1].startswith("-"):
+                raise UsageError("argument --plugin: expected one module name, e.g. "
+                                 "--plugin my_package.nsrl_plugin")
+            named.append(argv[i + 1])
+        elif word.startswith("--plugin="):
+            named.append(word.partition("=")[2])
+    return named
 
 
 def main(argv=None) -> int:
     """Entry point of the ``nsrl`` console script."""
+    from nsrl.plugins import PluginError, load_plugins
+
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        try:
+            load_plugins(plugins_named(argv))
+        except PluginError as exc:
+            raise UsageError(str(exc)) from None
         args = build_parser().parse_args(argv)
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit

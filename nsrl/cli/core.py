@@ -36,6 +36,7 @@ from nsrl.cli.options import (
     operator_options,
 )
 from nsrl.greedy.registry import make_operator, operator_entry, operator_names
+from nsrl.schemes.registry import scheme_names
 
 ORDER = 0  # listed first in ``nsrl --help``
 
@@ -142,8 +143,8 @@ def add_parser(sub) -> None:
     p.set_defaults(func=_cmd_garnet)
 
     p = sub.add_parser("run", help="run one scheme and print its losses")
-    p.add_argument("--scheme", required=True, help="api, api(0.1), cpi, cpi(0.1), cpi+, psdp, "
-                   "nspi(5)")
+    p.add_argument("--scheme", required=True,
+                   help="a registered scheme: " + ", ".join(scheme_names()))
     add_problem_arguments(p)
     p.add_argument("--iterations", type=integer(1), default=100)
     p.add_argument("--operator", default="projected",

@@ -15,13 +15,25 @@ from pathlib import Path
 from nsrl.cli.common import UsageError, integer, user_input
 
 
+def experiments_epilog() -> str:
+    """The registered experiments, one a line (read live: plugins included)."""
+    from nsrl.experiments.registry import EXPERIMENTS, experiment_names
+
+    width = max(map(len, experiment_names()))
+    return "experiments:\n" + "\n".join(f"  {name:<{width}}  {EXPERIMENTS[name].question}"
+                                         for name in experiment_names())
+
+
 def add_parser(sub) -> None:
     """Register the ``reproduce`` and ``plot`` subcommands."""
-    p = sub.add_parser("reproduce", help="run a sweep of the paper's experiments (resumable)")
+    import argparse
+
+    p = sub.add_parser("reproduce", help="run a sweep of the paper's experiments (resumable)",
+                       epilog=experiments_epilog(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", default="quick",
-                   help="an experiment: quick (default, < 2 min), paper (the full protocol), "
-                   "sensitivity (one reduced sweep per reading of what the paper leaves "
-                   "unsaid), sampled (section 5 with sample-based greedy steps), or a TOML file")
+                   help="a registered experiment (listed below; default quick, < 2 min) or a "
+                   "TOML sweep file")
     p.add_argument("--out", required=True, help="output folder (table, figures, summary)")
     p.add_argument("--jobs", type=integer(1), default=1, help="local worker processes (default 1)")
     p.add_argument("--backend", default="loky", choices=("loky", "dask", "sequential"),
@@ -31,6 +43,9 @@ def add_parser(sub) -> None:
     p.add_argument("--limit", type=integer(1), default=None,
                    help="compute at most N shards, then stop")
     p.add_argument("--no-plot", action="store_true", help="skip statistics and figures")
+    p.add_argument("--check", action="store_true",
+                   help="check everything and build each sweep's first shard's inputs (MDP, "
+                   "operator, schemes), then stop: nothing is computed or written")
     p.set_defaults(func=_cmd_reproduce)
 
     p = sub.add_parser("plot", help="statistics, figures and summary.md of a results folder")
@@ -47,6 +62,8 @@ def _cmd_reproduce(args) -> int:
     with user_input():  # every check before anything is written (manifests included)
         experiment = load_experiment(args.preset)
         checked = check_experiment(experiment, args.out, **options)  # the one check
+        if args.check:
+            return _first_inputs(experiment)
     # SIGTERM (kill PID) ends like Ctrl-C: the session's wall time is logged on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sweeps = experiment.sweeps()
@@ -72,6 +89,23 @@ def _cmd_reproduce(args) -> int:
         print(f"rerun with --resume to finish; {experiment.name}.md is written once every "
               f"variant is complete", file=sys.stderr)
     _say_written(result["written"])
+    return 0
+
+
+def _first_inputs(experiment) -> int:
+    """Build the inputs of each sweep's first shard: what ``--check`` proves will start."""
+    from nsrl.experiments.domains import build_mdp
+    from nsrl.greedy.registry import make_operator
+
+    for variant, sweep in experiment.sweeps().items():
+        shard = sweep.shards()[0]
+        mdp = build_mdp(sweep, shard)
+        make_operator(sweep.operator, mdp, **sweep.operator_options(shard))
+        schemes = [sweep.scheme(name).name for name in sweep.schemes]
+        print(f"{experiment.name}{'/' + variant if variant else ''}: {len(sweep.shards())} "
+              f"shards; first {shard.name}: {mdp!r}, operator {sweep.operator}, "
+              f"{', '.join(schemes)}")
+    print(f"nsrl reproduce --check: {experiment.name} is ready to run", file=sys.stderr)
     return 0
 
 

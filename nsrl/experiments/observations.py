@@ -349,7 +349,7 @@ def observations(pm: pd.DataFrame, criteria: Criteria = Criteria()) -> pd.DataFr
                          "holds": [r.holds for r in rows]})
 
 
-# The other defensible thresholds (issue 24, 3e), each one change from the default.
+# The other defensible thresholds, each one change from the default.
 THRESHOLDS = {
     "close 5%": Criteria(close=0.05),
     "close 20%": Criteria(close=0.20),

@@ -26,7 +26,7 @@ import numpy as np
 
 from nsrl.engine import ENGINE_NAMES
 from nsrl.experiments.accuracy import GAMMA_MAX
-from nsrl.experiments.domains import DOMAINS, FEATURE_MAPS, check_instances
+from nsrl.experiments.domains import FEATURE_MAPS, check_instances, domain_names, domain_options
 from nsrl.greedy.model_based import ProjectedGreedy
 from nsrl.greedy.registry import BUDGET, FEATURES, operator_entry, operator_names, takers
 from nsrl.params import RENAMED, conform_fields, renamed, spec
@@ -108,7 +108,7 @@ class Sweep:
     # The greedy operator (nsrl.greedy.registry): the paper's noisy projection, or learned
     # from samples of the Garnet's native vector env (its batched generative model) with
     # estimators on Phi or one-hot ``features`` (the operators' option of that name).
-    operator: str = spec("projected", choices=operator_names())
+    operator: str = spec("projected", choices=operator_names)  # read live: plugins too
     features: str = FEATURES.field("phi")
     # A sweep's own setting, not an operator's: transitions per (state, action) pair, from
     # which each instance's per-call ``budget`` is derived (samples_per_pair x n_S x n_A)
@@ -119,7 +119,9 @@ class Sweep:
     # n_features features; ``budget`` fixes the transitions per greedy call on every instance
     # (the operators' option of that name; None: samples_per_pair x n_S x n_A); ``engine``
     # is nsrl.run's.
-    domain: str = spec("garnet", choices=tuple(DOMAINS))
+    domain: str = spec("garnet", choices=domain_names)  # read live: plugins too
+    # The domain's own options (its registered declarations check them), e.g. {slip = 0.2}.
+    domain_options: dict = dataclasses.field(default_factory=dict, hash=False)
     feature_map: str = spec("rbf", choices=FEATURE_MAPS)
     budget: int | None = BUDGET.field(None)
     engine: str = spec("auto", choices=ENGINE_NAMES)
@@ -138,6 +140,7 @@ class Sweep:
             object.__setattr__(self, name, value)
         conform_fields(self, "sweep field")
         check_instances(self.domain, self.n_actions, self.branching)
+        domain_options(self)  # unknown or bad options of the domain refused here
         for s, b in ((s, b) for s in self.n_states for b in self.branching):
             if not 1 <= b <= s:
                 raise ValueError(f"sweep field 'branching': {b} should be in [1, n_states={s}].")
@@ -316,7 +319,8 @@ class Sweep:
 # Fields added after the first results were published, with the default that reproduces them.
 _LATER_FIELDS = ("constant_feature", "feature_law", "feature_fraction", "value_estimate",
                  "cpi_advantage", "cpi_epsilon", "line_search", "operator", "features",
-                 "samples_per_pair", "domain", "feature_map", "budget", "engine")
+                 "samples_per_pair", "domain", "feature_map", "budget", "engine",
+                 "domain_options")
 # Renamed fields, hashed under their names of the first results (the fingerprint is stable).
 _HASHED_AS = {"value_estimate": "line_search_scores", "features": "representation",
               "budget": "samples_per_call"}
@@ -324,7 +328,8 @@ _OLD_NAMES = tuple(_HASHED_AS.values())
 # The fields that are options of an operator, under the operator's names (those of the
 # sweep's operator are passed on: Sweep.operator_options).
 _OPERATOR_FIELDS = (*_PROJECTED, "features", "budget")
-_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Sweep)}
+_DEFAULTS = {f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING
+             else f.default for f in dataclasses.fields(Sweep)}
 _FIELDS = frozenset(_DEFAULTS)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from nsrl.experiments import bigger, paper, quick, sampled, sensitivity
 from nsrl.experiments.experiment import Experiment
 from nsrl.experiments.presets import Sweep
+from nsrl.plugins import PluginError, ensure_installed, load_plugins
 
 EXPERIMENTS: dict[str, Experiment] = {}
 
@@ -33,6 +34,12 @@ def register_experiment(experiment: Experiment) -> Experiment:
 
 for _module in (quick, paper, sensitivity, sampled, bigger):
     register_experiment(_module.EXPERIMENT)
+
+
+def experiment_names() -> tuple[str, ...]:
+    """Every registered experiment name (read live: plugins included)."""
+    ensure_installed()
+    return tuple(EXPERIMENTS)
 
 
 def load_experiment(name: str) -> Experiment:
@@ -51,12 +58,14 @@ def load_experiment(name: str) -> Experiment:
 
     Values are checked, not coerced (see :class:`~nsrl.experiments.presets.Sweep`):
     ``relative_noise = "false"`` or ``n_states = "50"`` raise an error naming the field.
+    ``plugins = ["my_module"]`` imports those modules first (:mod:`nsrl.plugins`), so the
+    sweep may name the operators, schemes and domains they register.
 
     Examples:
         >>> load_experiment("sensitivity").variants["absolute-noise"]
         {'noise_model': 'absolute'}
     """
-    if name in EXPERIMENTS:
+    if name in experiment_names():
         return EXPERIMENTS[name]
     path = Path(name)
     if not path.is_file():
@@ -68,6 +77,11 @@ def load_experiment(name: str) -> Experiment:
     except (OSError, ValueError) as exc:  # unreadable, not UTF-8, or not TOML
         raise ValueError(f"cannot read the preset {str(path)!r} as TOML: {exc}.") from None
     data.setdefault("name", path.stem)
+    plugins = data.pop("plugins", [])
+    if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
+        raise PluginError(f"the preset's 'plugins' should be a list of module names, got "
+                          f"{plugins!r}; e.g. plugins = [\"my_package.nsrl_plugin\"].")
+    load_plugins(plugins)
     sweep = Sweep.from_dict(data)
     return Experiment(sweep.name, sweep, question=f"The sweep {sweep.name!r}")
 

@@ -22,29 +22,61 @@ from threadpoolctl import threadpool_limits
 
 from nsrl.batched.registry import has_engine
 from nsrl.engine import BATCHED_MAX_STATES, OperatorSpec, run
+from nsrl.experiments import domains
 from nsrl.experiments.accuracy import check_losses
 from nsrl.experiments.domains import DEFAULT_FEATURES, build_mdp, model_nbytes
 from nsrl.experiments.locking import locked
 from nsrl.experiments.presets import Shard, Sweep
 from nsrl.experiments.safe_io import make_folder, remove_made
 from nsrl.experiments.storage import Store, check_out
+from nsrl.greedy import registry as operators
 from nsrl.greedy.registry import make_operator, operator_entry
 from nsrl.model.garnet import garnet
 from nsrl.model.memory import available_memory, check_memory
+from nsrl.plugins import load_plugins, loaded_plugins
 from nsrl.schemes import register_scheme
-from nsrl.schemes.registry import added_entries
+from nsrl.schemes.registry import SchemeEntry, added_entries
 
 BACKENDS = ("loky", "dask", "sequential")
 
 
-def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, float]:
+def registrations(sweep: Sweep) -> tuple:
+    """The registry entries ``sweep`` names beyond the built-in ones (schemes, operator, domain).
+
+    A fresh worker process knows the built-in names and those of the plugins it loads; these
+    entries also carry what was registered in the driver's process alone (a script, a notebook).
+    """
+    added: list = list(added_entries(sweep.schemes))
+    if sweep.operator not in operators.BUILTIN:
+        added.append(operator_entry(sweep.operator))
+    if sweep.domain not in domains.BUILTIN:
+        added.append(domains.domain_entry(sweep.domain))
+    return tuple(added)
+
+
+def _register(added) -> None:
+    """Register in this process the entries of :func:`registrations` (a worker's first step)."""
+    for entry in added:
+        if isinstance(entry, SchemeEntry):
+            register_scheme(entry.base, entry.cls, entry.argument, entry.example)
+        elif isinstance(entry, operators.OperatorEntry):
+            operators.OPERATORS[entry.name] = entry
+        elif isinstance(entry, domains.DomainEntry):
+            domains.DOMAINS[entry.name] = entry
+        else:
+            raise TypeError(f"cannot register a {type(entry).__name__} in a worker.")
+
+
+def compute_shard(sweep: dict, shard: Shard, added=(), plugins=()) -> tuple[Shard, dict, float]:
     """Every scheme and run of ``sweep`` on ``shard``'s MDP, as tidy columns.
 
     Args:
         sweep: ``Sweep.to_dict()`` (a plain dict travels to any worker).
         shard: which instance and MDP.
-        added: scheme registrations the worker needs beyond the built-in ones
-            (``nsrl.schemes.registry.added_entries``; a fresh worker process has only those).
+        added: registry entries the worker needs beyond the built-in ones
+            (:func:`registrations`).
+        plugins: the plugin modules to load first (:func:`nsrl.plugins.loaded_plugins` of the
+            driver), so that their names are registered in this process too.
 
     Returns:
         ``(shard, columns, cpu_seconds)``: the columns of
@@ -52,8 +84,8 @@ def compute_shard(sweep: dict, shard: Shard, added=()) -> tuple[Shard, dict, flo
         (what the benchmark's projection is checked against).
     """
     cpu = time.process_time()
-    for entry in added:
-        register_scheme(entry.base, entry.cls, entry.argument, entry.example)
+    load_plugins(plugins, installed=False)
+    _register(added)
     sweep = Sweep.from_dict(sweep)
     mdp = build_mdp(sweep, shard)
     K, R = sweep.n_iterations, sweep.n_runs
@@ -351,9 +383,9 @@ def _compute(store, sweep, todo, intact, jobs, backend, scheduler, progress, ses
                disable=not progress, smoothing=0.05,
                mininterval=0.5 if sys.stderr.isatty() else 60)
     with ctx, bar:
-        added = added_entries(sweep.schemes)
-        for shard, columns, cpu in parallel(delayed(compute_shard)(sweep.to_dict(), s, added)
-                                            for s in todo):
+        added, plugins = registrations(sweep), loaded_plugins()
+        for shard, columns, cpu in parallel(
+                delayed(compute_shard)(sweep.to_dict(), s, added, plugins) for s in todo):
             check_losses(columns["loss"], sweep.gamma, 1.0, f"the losses of shard {shard.name}")
             store.write(shard, columns)
             written.append(shard.name)

@@ -206,7 +206,7 @@ class LSTDCritic:
         return v[np.asarray(states, dtype=np.int64)]
 
 
-_DENSE_CRITIC_MAX = 2000  # dense solve up to here (earlier numbers kept); sparse LU above
+_DENSE_CRITIC_MAX = 2000  # dense solve up to here, sparse LU above
 
 
 def _empirical_value(keys, counts, w_sa, n, has, r_hat, v, S, A, gamma) -> np.ndarray:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from nsrl.greedy.model_based import ExactGreedy, ProjectedGreedy
 from nsrl.params import check_params, param
+from nsrl.plugins import ensure_installed
 
 
 @dataclass(frozen=True)
@@ -87,13 +88,17 @@ def register_operator(name: str, factory: Callable, params: dict | None = None, 
 
 
 def operator_names() -> tuple[str, ...]:
-    """Every registered operator name."""
+    """Every registered operator name (read live: installed plugins included)."""
+    ensure_installed()
     return tuple(OPERATORS)
 
 
 def operator_entry(name: str) -> OperatorEntry:
     """The entry of ``name``, or ValueError naming the registered ones."""
     entry = OPERATORS.get(str(name).strip().lower())
+    if entry is None:
+        ensure_installed()
+        entry = OPERATORS.get(str(name).strip().lower())
     if entry is None:
         raise ValueError(f"unknown operator {name!r}; expected one of "
                          f"{', '.join(operator_names())}.")
@@ -235,3 +240,4 @@ register_operator("rollout-csc", _rollout("csc"), ROLLOUT_PARAMS, sample_based=T
 register_operator("rollout-reg", _rollout("reg"), ROLLOUT_PARAMS, sample_based=True,
                   memory=_rollout_memory, constraint=_one_critic,
                   summary="rollouts + regression of Q (Ridge per action)")
+BUILTIN = frozenset(OPERATORS)  # what a fresh worker process has without any plugin

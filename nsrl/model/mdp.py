@@ -250,7 +250,7 @@ class FiniteMDP:
 
     @cached_property
     def r_max(self) -> float:
-        """R_max = max |R|, so that every value is bounded by R_max / (1 - gamma)."""
+        """``R_max = max |R|``, so that every value is bounded by R_max / (1 - gamma)."""
         return float(np.abs(self.R).max())
 
     def save(self, path: str | Path) -> Path:

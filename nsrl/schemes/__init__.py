@@ -9,7 +9,6 @@ from nsrl.schemes.nspi import NSPI
 from nsrl.schemes.psdp import PSDP
 from nsrl.schemes.registry import SCHEMES, make_scheme, register_scheme, scheme_names
 
-SCHEME_NAMES = scheme_names()  # the built-in names; SCHEMES holds every registered one
 PAPER_SCHEMES = ("api", "api(0.1)", "cpi+", "cpi(0.1)", "nspi(5)", "nspi(10)", "nspi(30)", "psdp")
 
 __all__ = [
@@ -23,10 +22,20 @@ __all__ = [
     "PAPER_SCHEMES",
     "PSDP",
     "SCHEMES",
-    "SCHEME_NAMES",
     "Step",
     "make_scheme",
     "reference_run",
     "register_scheme",
     "scheme_names",
 ]
+
+
+def __getattr__(name: str):
+    if name == "SCHEME_NAMES":  # was a copy taken at import; the registry is read live now
+        import warnings
+
+        warnings.warn("nsrl.schemes.SCHEME_NAMES is deprecated: call "
+                      "nsrl.schemes.scheme_names(), which includes plugins' schemes.",
+                      DeprecationWarning, stacklevel=2)
+        return scheme_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

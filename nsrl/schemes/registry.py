@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from nsrl.params import Param, check_params
+from nsrl.plugins import ensure_installed
 from nsrl.schemes.api import API, APIAlpha
 from nsrl.schemes.cpi import CPI, CPIAlpha, CPIPlus
 from nsrl.schemes.nspi import NSPI
@@ -66,7 +67,8 @@ def register_scheme(base: str, cls: type, argument: str | None = None,
 
 
 def scheme_names() -> tuple[str, ...]:
-    """Every registered name pattern, e.g. ``('api', 'api(ALPHA)', ...)``."""
+    """Every registered name pattern, e.g. ``('api', 'api(ALPHA)', ...)`` (plugins too)."""
+    ensure_installed()
     return tuple(e.pattern for e in SCHEMES.values())
 
 
@@ -78,7 +80,11 @@ def _known() -> str:
 def entry_of(name: str) -> SchemeEntry:
     """The registry entry a scheme name refers to (ValueError if none)."""
     match = _NAME.match(str(name).lower())
-    entry = SCHEMES.get((match.group(1), match.group(2) is not None)) if match else None
+    key = (match.group(1), match.group(2) is not None) if match else None
+    entry = SCHEMES.get(key) if key else None
+    if entry is None and key:
+        ensure_installed()
+        entry = SCHEMES.get(key)
     if entry is None:
         raise ValueError(f"unknown scheme {name!r}; {_known()}.")
     return entry

@@ -1,6 +1,6 @@
 """The numbers of README.md and docs/ are those of the committed result files.
 
-`python -m nsrl.docs --check` on the repository finds nothing stale, and it does find a
+`python -m study.numbers --check` on the repository finds nothing stale, and it does find a
 figure edited by hand (in a copy of the pages, in a temporary folder), naming its block.
 """
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import nsrl.docs  # noqa: F401  (registers the renderers)
-from nsrl.docs.__main__ import main
-from nsrl.docs.markers import render_text
-from nsrl.docs.render import check_pages, render_pages
+import study.numbers  # noqa: F401  (registers the renderers)
+from study.numbers.__main__ import main
+from study.numbers.markers import render_text
+from study.numbers.render import check_pages, render_pages
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 def test_every_generated_block_of_the_repository_is_current():
     findings = check_pages(REPO)
-    assert findings == [], "\n".join(map(str, findings)) + "\nrun `python -m nsrl.docs`"
+    assert findings == [], "\n".join(map(str, findings)) + "\nrun `python -m study.numbers`"
 
 
 def test_a_table_figure_edited_by_hand_is_reported(copy):
@@ -89,7 +89,7 @@ def test_markers_unknown_unclosed_and_fenced():
     out, findings = render_text(text, renderers)
     problems = {(f.name, f.problem.split(":")[0]) for f in findings}
     assert problems == {("a", "stale"), ("b", "no renderer is registered under this name "
-                                                "(register one with nsrl.docs.registry.block)"),
+                                                "(register one with study.numbers.registry.block)"),
                         ("c", "opening marker without its closing marker")}
     assert "<!-- gen: a -->1<!-- /gen -->" in out
     assert "<!-- BEGIN generated: a -->\n1\n<!-- END generated: a -->" in out

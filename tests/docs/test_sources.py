@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from nsrl.docs.sources import memo, one_pass, read_text
+from study.numbers.sources import memo, one_pass, read_text
 
 
 def test_memo_runs_once_per_argument_within_a_pass_and_hands_out_copies():

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from nsrl.docs.render import check_pages
 from nsrl.experiments.sensitivity.analysis import tables
+from study.numbers.render import check_pages
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC, FOLDER = ROOT / "docs" / "fidelity.md", ROOT / "docs" / "sensitivity"
@@ -22,7 +22,7 @@ def _copy(tmp_path):
 
 def test_the_tables_of_fidelity_md_are_those_of_the_committed_files():
     stale = [f for f in check_pages(ROOT) if "fidelity" in str(f)]
-    assert stale == [], "run `python -m nsrl.docs` to render docs/fidelity.md from its files"
+    assert stale == [], "run `python -m study.numbers` to render docs/fidelity.md from its files"
 
 
 def test_a_figure_edited_by_hand_is_caught(tmp_path):
@@ -57,7 +57,7 @@ def test_a_reading_joins_the_study_only_from_its_own_complete_folder(tmp_path):
     import pytest
 
     from nsrl.experiments.registry import load_sweep
-    from nsrl.experiments.sensitivity.analysis import add_reading
+    from study.sensitivity.readings import add_reading
 
     with pytest.raises(ValueError, match=r"'fastest' is not a reading.*add it to VARIANTS"):
         add_reading(tmp_path, "fastest", tmp_path)
@@ -106,7 +106,7 @@ def test_the_committed_operator_errors_and_values_follow_from_their_script():
 
 
 def test_a_changed_operator_error_or_value_makes_the_values_quoted_from_it_stale(tmp_path):
-    from nsrl.docs.render import render_pages
+    from study.numbers.render import render_pages
 
     root = _copy(tmp_path)
     shutil.copytree(ROOT / "benchmarks" / "results", root / "benchmarks" / "results")
@@ -138,7 +138,7 @@ def test_a_sentence_whose_claim_the_data_no_longer_support_is_reported(tmp_path)
 
 def test_the_conclusions_counts_follow_its_comparisons():
     """C's measured figures and the page's counts come from the same comparisons."""
-    from nsrl.docs.registry import BLOCKS
+    from study.numbers.registry import BLOCKS
 
     obs = pd.read_csv(FOLDER / "observations.csv").set_index(["variant", "observation"])
     for variant in ("default", "closest-at-paper-p", "calibrated"):

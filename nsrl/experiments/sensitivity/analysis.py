@@ -14,12 +14,7 @@ writes, from those two files alone:
 * ``observations.csv``: every check with its measured figures (the default thresholds).
 
 A reading that runs CPI+ alone (``sweep.SHARES``) takes the other schemes from the reading it
-shares them with. ``python -m nsrl.experiments.sensitivity DIR`` rewrites the tables
-from a folder's two files (e.g. the committed ``docs/sensitivity``); :func:`blocks` gives the
-Markdown that ``python -m nsrl.docs`` puts in docs/fidelity.md. A reading added to the study
-later is run alone (its own resumable folder, e.g. ``run_sweep(load_sweep(
-"sensitivity/calibrated"), RESULTS)``) and joins the stored files with :func:`add_reading`
-(``python -m nsrl.experiments.sensitivity DIR --add NAME RESULTS``), the others untouched.
+shares them with.
 """
 
 from __future__ import annotations
@@ -33,7 +28,7 @@ import pandas as pd
 from nsrl.experiments.observations import Final, flips, observations, robustness
 from nsrl.experiments.report import NoIntactShard, balanced, load_per_mdp, markdown
 from nsrl.experiments.sensitivity.calibration import measures, reference_losses
-from nsrl.experiments.sensitivity.sweep import SHARES, SWEEP, VARIANTS
+from nsrl.experiments.sensitivity.sweep import SHARES, SWEEP
 
 # The per-MDP rows the tables read: the final iteration of every scheme, API's first (the
 # calibration's step fraction) and CPI+'s stopping fractions at k = 1, 10 and 20.
@@ -70,50 +65,6 @@ def analyse(out, experiment) -> list[Path]:
     if not reference.exists():
         reference_losses(experiment.base).to_csv(reference, index=False, float_format="%.8g")
     return [out / "per_mdp.csv", reference] + tables(out, experiment.base, experiment.name)
-
-
-def add_reading(folder, name: str, results) -> list[Path]:
-    """Add reading ``name``, computed alone in the results folder ``results``, to the study.
-
-    Its kept per-MDP rows (:func:`kept`) replace any of the same name in ``folder/per_mdp.csv``
-    and its CPU seconds its line of ``cpu_seconds.csv``, both in the order of :data:`VARIANTS`;
-    then :func:`tables` rewrites every table. The instances (and ``reference_losses.csv``)
-    are the study's: a reading changes the operator or the features, never the MDPs.
-
-    Raises:
-        ValueError: ``name`` is not a reading of the study, ``results`` holds another sweep
-            than that reading's, or it is not complete.
-    """
-    import dataclasses
-
-    from nsrl.experiments.storage import read_manifest
-
-    folder, results = Path(folder), Path(results)
-    if name not in VARIANTS:
-        raise ValueError(f"{name!r} is not a reading of the sensitivity study; add it to "
-                         f"VARIANTS in nsrl/experiments/sensitivity/sweep.py first (readings: "
-                         f"{', '.join(VARIANTS)}).")
-    want = dataclasses.replace(SWEEP, name=f"sensitivity-{name}", **VARIANTS[name])
-    _, found = read_manifest(results) if (results / "manifest.json").is_file() else (None, None)
-    if found is None or found.fingerprint() != want.fingerprint():
-        raise ValueError(f"{results} does not hold the reading {name!r} (its manifest describes "
-                         f"another sweep); run it with run_sweep(load_sweep('sensitivity/"
-                         f"{name}'), {str(results)!r}).")
-    sweep, pm, _ = load_per_mdp(results)
-    pm, n_common = balanced(pm, sweep)
-    if n_common < sweep.n_mdps:
-        raise ValueError(f"{results} has {n_common} of the {sweep.n_mdps} MDPs of every "
-                         f"instance; finish it (run_sweep(..., resume=True)) before adding it.")
-    order = {v: i for i, v in enumerate(VARIANTS)}
-    stored = pd.read_csv(folder / "per_mdp.csv")
-    rows = pd.concat([stored[stored["variant"] != name], kept(pm).assign(variant=name)[COLUMNS]])
-    rows = rows.sort_values("variant", key=lambda v: v.map(order), kind="stable")
-    rows.to_csv(folder / "per_mdp.csv", index=False, float_format="%.6g")
-    cpu = pd.read_csv(folder / "cpu_seconds.csv", index_col="variant")
-    cpu.loc[name] = cpu_seconds(results)
-    cpu = cpu.sort_index(key=lambda v: v.map(order))
-    cpu.to_csv(folder / "cpu_seconds.csv", float_format="%.1f")
-    return [folder / "per_mdp.csv", folder / "cpu_seconds.csv"] + tables(folder)
 
 
 def cpu_seconds(folder) -> tuple[int, float]:
@@ -252,68 +203,3 @@ def markdown_page(table: pd.DataFrame, base=SWEEP) -> str:
         "threshold changes.", "", verdict_table(table), "",
         "## Final mean loss of each scheme", "", markdown(means, ".2f"), "",
         "## Spread and CPI+'s stopping rule", "", markdown(spread, ".2f"), ""])
-
-
-def blocks(folder) -> dict[str, str]:
-    """The Markdown blocks a page shows, rendered from ``folder/sensitivity.csv``."""
-    table = pd.read_csv(Path(folder) / "sensitivity.csv", index_col="variant")
-    means = table[[c for c in table.columns if c.startswith("mean ")]].rename(
-        columns=lambda c: c[5:])
-    spread = table[[c for c in table.columns if c.startswith(("Std[E]", "E[Std]", "CPI+"))]]
-    robust = pd.read_csv(Path(folder) / "robustness.csv", index_col=["variant", "observation"])
-    out = {"verdicts": verdict_table(table), "means": markdown(means, ".2f"),
-           "spread": markdown(spread, ".2f"), "robustness": robustness_table(robust)}
-    cpu = Path(folder) / "cpu_seconds.csv"
-    if cpu.exists():
-        out["cpu"] = markdown(pd.read_csv(cpu, index_col="variant").astype(
-            {"shards": int}), ".1f")
-    search = Path(folder) / "calibration_search.csv"
-    if search.exists():
-        found = pd.read_csv(search).set_index("feature_law")
-        out["search"] = markdown(found.assign(calibrated=found["calibrated"].map(
-            {True: "yes", False: "no"})), ".2f")
-    for name, path in (("search-p", "calibration_search_p.csv"),
-                       ("search-confirm", "calibration_confirm.csv")):
-        if (Path(folder) / path).exists():
-            out.update(search_tables(pd.read_csv(Path(folder) / path), name))
-    return out
-
-
-def _cell(row) -> str:
-    """``step / spread``, in bold when the setting is calibrated."""
-    text = f"{row['step fraction']:.2f} / {row['relative spread']:.2f}"
-    return f"**{text}**" if row["calibrated"] else text
-
-
-def search_tables(found: pd.DataFrame, name: str) -> dict[str, str]:
-    """A search over p (``calibration_search_p.csv`` or ``_confirm.csv``) as Markdown.
-
-    ``name``: the settings at iota = 0.1, one row each, p / n_S across, cells "step kept /
-    spread", bold when calibrated; ``name-noise``: the other amplitudes, if any.
-    """
-    found = found.assign(cell=found.apply(_cell, axis=1),
-                         constant_feature=found["constant_feature"].map({True: "yes",
-                                                                        False: "no"}))
-    setting = ["feature_law", "constant_feature", "noise_model"]
-    paper = found[found["noise"] == 0.1]
-    grid = paper.pivot(index=setting, columns="feature_fraction", values="cell")
-    grid = grid.reindex(paper[setting].drop_duplicates().itertuples(index=False, name=None))
-    grid.columns = [f"{f:.2g}" for f in grid.columns]
-    grid.index = [" ".join(i) for i in grid.index]
-    out = {name: markdown(grid.rename_axis("setting; then p / n_S:"))}
-    other = found[found["noise"] != 0.1]
-    if len(other):
-        table = other.set_index("feature_fraction")[setting + ["noise", "cell"]]
-        out[f"{name}-noise"] = markdown(table.rename(columns={"cell": "step kept / spread"}),
-                                        "g")
-    return out
-
-
-def robustness_table(robust: pd.DataFrame) -> str:
-    """Per reading and threshold, the observations that hold (``robustness.csv``)."""
-    held = {}
-    for variant, part in robust.groupby(level="variant", sort=False):
-        part = part.droplevel("variant")
-        held[variant] = {c: " ".join(part.index[part[c] == True]) or "none"  # noqa: E712
-                         for c in part.columns if c != "robust"}
-    return markdown(pd.DataFrame(held).T.rename_axis("reading"))

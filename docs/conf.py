@@ -1,0 +1,124 @@
+"""Sphinx configuration of nsrl's documentation site.
+
+Build (warnings are errors), from the repository root::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+The pages are Markdown (MyST); the API reference is generated from the docstrings (autodoc,
+autosummary, napoleon for the Google style).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+
+import nsrl
+
+DOCS = Path(__file__).resolve().parent
+
+project = "nsrl"
+author = "the nsrl authors"
+copyright = "the nsrl authors, MIT license"  # noqa: A001 (Sphinx's name)
+release = nsrl.__version__
+version = release
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+]
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+root_doc = "index"
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+templates_path: list[str] = []
+
+# MyST: anchors for the `page.md#a-heading` links the pages use, `$...$` math.
+myst_heading_anchors = 4
+myst_enable_extensions = ["dollarmath", "colon_fence"]
+
+# autodoc / autosummary / napoleon (Google docstrings).
+# One page per public name, written to api/generated/ (ignored by git). The pages that hold an
+# autosummary are named: autosummary looks for its directive only in the files it is given.
+autosummary_generate = sorted(str(p.relative_to(DOCS)) for p in (DOCS / "api").glob("*.md"))
+autosummary_imported_members = False
+autodoc_default_options = {"members": True, "show-inheritance": True}
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+autodoc_preserve_defaults = True
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+napoleon_use_rtype = False
+
+html_theme = "furo"
+html_title = f"nsrl {release}"
+html_static_path: list[str] = []
+
+# Two pages of the study record (envs.md, pipelines.md) start at a level-2 heading, which MyST
+# reports as a style warning; their headings are left as they are.
+suppress_warnings = ["myst.header"]
+
+# Links of the pages to repository files outside docs/ (`../benchmarks/results/x.txt`,
+# `../nsrl/engine.py`): MyST makes a link to an existing file a download (the file is copied into
+# the site, so a reader can open it); a link to a folder or to a path that is not there would be
+# a missing cross-reference (an error under -W), so `OutsideLinks` shows it as the repository
+# path in a code span instead.
+
+
+class OutsideLinks(SphinxPostTransform):
+    """Show a MyST link that leaves docs/ and names no file as the repository path, in code."""
+
+    default_priority = 5  # before MyST's resolver (priority 9), which would warn
+
+    def run(self, **kwargs) -> None:
+        """Replace each such pending cross-reference by a literal naming the path."""
+        src = Path(self.env.srcdir).resolve()
+        for node in list(self.document.findall(addnodes.pending_xref)):
+            if node.get("reftype") != "myst" or node.get("refdomain"):
+                continue
+            target = node["reftarget"].split("#")[0]
+            here = (src / node.get("refdoc", self.env.docname)).parent
+            where = (here / target).resolve()
+            if not target or where.is_relative_to(src):
+                continue
+            path = where.relative_to(src.parent).as_posix() if where.is_relative_to(src.parent) \
+                else target
+            node.replace_self(nodes.literal(path, path))
+
+
+def _fresh_stubs(app) -> None:
+    """Remove the stubs of an earlier build, so that a name no longer public leaves no page."""
+    shutil.rmtree(DOCS / "api" / "generated", ignore_errors=True)
+
+
+def _ungrouped() -> list[str]:
+    """Names of ``nsrl.__all__`` that no page of api/ lists (tests/test_doc_code_blocks.py)."""
+    listed = set()
+    for page in (DOCS / "api").glob("*.md"):
+        listed |= {line.strip() for line in page.read_text(encoding="utf-8").splitlines()}
+    return sorted(set(nsrl.__all__) - listed)
+
+
+def _list_ungrouped(app, docname, source) -> None:
+    """Append the public names that no api/ page groups yet to the API index, so none is lost."""
+    if docname != "api/index" or not _ungrouped():
+        return
+    kinds = {True: "autoclass", False: "autofunction"}
+    lines = [f".. {kinds[isinstance(getattr(nsrl, n), type)]}:: {n}" for n in _ungrouped()]
+    source[0] += ("\n## Other names\n\n```{eval-rst}\n.. currentmodule:: nsrl\n\n"
+                  + "\n\n".join(lines) + "\n```\n")
+
+
+def setup(app):
+    """Register the handling of links to files outside docs/ and the removal of old stubs."""
+    app.connect("builder-inited", _fresh_stubs, priority=100)  # before autosummary writes them
+    app.add_post_transform(OutsideLinks)
+    app.connect("source-read", _list_ungrouped)
+    app.connect("env-get-outdated", lambda *args: ["api/index"])  # it depends on every api/ page
