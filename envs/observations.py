@@ -6,6 +6,7 @@ import numpy as np
 from gymnasium import spaces
 
 from nsrl.model.mdp import FiniteMDP
+from nsrl.model.memory import check_memory
 
 MODES = ("index", "onehot", "features")
 
@@ -33,7 +34,9 @@ def single_space(mdp: FiniteMDP, observation: str) -> spaces.Space:
     """Observation space of one env: Discrete(n_states) or a float32 Box."""
     if observation == "index":
         return spaces.Discrete(mdp.n_states)
-    if observation == "onehot":
+    if observation == "onehot":  # low, high and one observation: 12 bytes per state
+        check_memory(12.0 * mdp.n_states, f"a one-hot observation space of {mdp.n_states:,} "
+                     f"states", "use observation='index' or 'features'")
         return spaces.Box(0.0, 1.0, shape=(mdp.n_states,), dtype=np.float32)
     phi = feature_table(mdp)
     # Bounds are the extreme feature values, so every observation lies in the space.

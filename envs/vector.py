@@ -10,6 +10,7 @@ from gymnasium.vector.utils import batch_space
 
 from nsrl.model import kernels
 from nsrl.model.mdp import FiniteMDP
+from nsrl.model.memory import check_memory
 
 from . import observations, render
 from .garnet import cached_garnet
@@ -23,6 +24,18 @@ def check_autoreset_mode(mode) -> AutoresetMode:
     except ValueError:
         names = ", ".join(f"AutoresetMode.{m.name} ({m.value!r})" for m in AutoresetMode)
         raise ValueError(f"autoreset_mode should be one of {names}, got {mode!r}.") from None
+
+
+# Per copy: states, clocks, masks and the step's temporaries (~8 int64/float64 arrays), and
+# per observation entry the batched space's low and high and one batch of observations.
+_COPY_BYTES = 96
+_OBSERVATION_ENTRY_BYTES = 12
+
+
+def vector_nbytes(mdp: FiniteMDP, num_envs: int, observation: str) -> float:
+    """Estimated memory (bytes) of a vector env of ``num_envs`` copies, before any is made."""
+    width = {"index": 1, "onehot": mdp.n_states}.get(observation, mdp.n_features or 1)
+    return float(num_envs) * (_COPY_BYTES + _OBSERVATION_ENTRY_BYTES * width)
 
 
 class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
@@ -91,6 +104,9 @@ class FiniteMDPVectorEnv(ModelAccess, VectorEnv):
             raise ValueError(
                 f"max_episode_steps should be None or an int >= 1, got {max_episode_steps!r}."
             )
+        check_memory(vector_nbytes(self.mdp, int(num_envs), observation),
+                     f"{int(num_envs):,} copies with observation={observation!r} (their states, "
+                     f"clocks, spaces and one batch of observations)", "use fewer num_envs")
         self.render_mode = render.check_render_mode(render_mode)
         self._autoreset_mode = mode = check_autoreset_mode(autoreset_mode)
         # Flags, not enum comparisons, in step: an enum attribute costs ~0.2 us per look-up.

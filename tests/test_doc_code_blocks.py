@@ -1,7 +1,10 @@
 """Every code block of README.md and of the user guide runs as written; so does the tutorial.
 
 Python blocks of one page run in page order in one namespace, in a fresh working folder. A
-block fenced as ```python no-run: REASON is skipped, and must give its reason there.
+block fenced as ```python no-run: REASON is skipped, and must give its reason there. A block
+fenced as ```toml file: NAME (any language) is written to NAME in that folder, for the
+commands after it to read. The example plugin of the extending page (tests/plugins/) is on the
+path, as its page tells a reader to put it.
 
 Bash blocks: every ``nsrl ...`` command (a line, or one part of an ``&&`` chain) is parsed by
 the command line's own parser, so its subcommand and flags exist and its values parse; the cheap
@@ -59,6 +62,8 @@ def _option(argv: list[str], flag: str, default: str | None = None) -> str | Non
 
 def why_not_run(argv: list[str], folder: Path) -> str | None:
     """Why a parsed ``nsrl`` command is not run here (None: it is cheap, run it)."""
+    if "--scheduler" in argv:
+        return "it needs a running Dask scheduler at the address it names"
     if argv[0] == "reproduce" and not (folder / str(_option(argv, "--preset", "quick"))).is_file():
         return "a registered preset runs for minutes (quick) to hours (paper)"
     if argv[0] == "plot" and not (folder / argv[1]).is_dir():
@@ -74,12 +79,17 @@ def why_not_run(argv: list[str], folder: Path) -> str | None:
 def test_the_code_blocks_of_the_page_run_as_written(page, tmp_path, monkeypatch):
     from nsrl.cli import build_parser, main
 
+    plugins = str(REPO / "tests" / "plugins")
+    monkeypatch.syspath_prepend(plugins)
+    monkeypatch.setenv("PYTHONPATH", plugins)  # the sweep's worker processes too
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__doc_block__"}
     ran = 0
     for language, info, body, line in blocks(page):
         where = f"{page.relative_to(REPO)}:{line}"
-        if language == "python":
+        if info.startswith("file:"):
+            (tmp_path / info.partition(":")[2].strip()).write_text(body)
+        elif language == "python":
             if info:
                 assert re.fullmatch(r"no-run:\s*\S.*", info), (
                     f"{where}: a python block opts out only as ```python no-run: REASON, "

@@ -13,7 +13,15 @@ import json
 
 import numpy as np
 
-from nsrl.cli.common import add_problem_arguments, integer, load_problem, real
+from nsrl.cli.common import (
+    add_problem_arguments,
+    integer,
+    load_problem,
+    parse_garnet,
+    real,
+    user_input,
+)
+from nsrl.model.memory import check_memory
 
 _SHOWN = 10  # coefficients c(i) printed in text mode
 
@@ -22,10 +30,23 @@ def _number(x: float):
     return "inf" if np.isinf(x) else float(x)
 
 
+def _check_size(n_states: int, n_actions: int, option: str) -> None:
+    """Refuse (one line, exit 2) a model whose coefficients cannot fit in memory."""
+    from nsrl.theory.concentrability import concentrability_nbytes
+
+    with user_input():
+        check_memory(concentrability_nbytes(n_states, n_actions), f"nsrl bounds {option} "
+                     f"(the coefficients hold O(n_S^2 n_A) numbers)", "use fewer states")
+
+
 def _cmd_bounds(args) -> int:
     from nsrl.theory.concentrability import concentrability
 
+    if getattr(args, "garnet", None):  # from the sizes alone, before drawing the Garnet
+        _check_size(*parse_garnet(args.garnet)[:2], f"--garnet {args.garnet}")
     mdp = load_problem(args)
+    if getattr(args, "mdp", None):
+        _check_size(mdp.n_states, mdp.n_actions, f"--mdp {args.mdp}")
     conc = concentrability(mdp, m=(args.m,), tol=args.tol)
     constants = conc.summary(args.m)
     if args.json:

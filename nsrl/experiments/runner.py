@@ -34,10 +34,11 @@ from nsrl.greedy.registry import make_operator, operator_entry
 from nsrl.model.garnet import garnet
 from nsrl.model.memory import available_memory, check_memory
 from nsrl.plugins import load_plugins, loaded_plugins
-from nsrl.schemes import register_scheme
+from nsrl.schemes import NSPI, register_scheme
 from nsrl.schemes.registry import SchemeEntry, added_entries
 
 BACKENDS = ("loky", "dask", "sequential")
+JOBS_PER_CPU = 4  # --jobs beyond this many local workers per CPU is refused
 
 
 def registrations(sweep: Sweep) -> tuple:
@@ -173,6 +174,12 @@ def check_backend(*, jobs: int = 1, backend: str = "loky", scheduler: str | None
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs should be a positive int, got {jobs!r}.")
+    cpus = os.cpu_count() or 1
+    if backend == "loky" and jobs > JOBS_PER_CPU * cpus:
+        raise ValueError(f"--jobs {jobs} is more than {JOBS_PER_CPU} local workers per CPU "
+                         f"({cpus} CPUs here): workers beyond the CPUs only share them and "
+                         f"multiply the memory; use --jobs {cpus} (or --backend dask for "
+                         f"more machines).")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit should be a positive int or None, got {limit!r}.")
     if backend not in BACKENDS:
@@ -193,6 +200,7 @@ def check_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     local workers.
     """
     check_out(out, sweep, resume)
+    check_windows(sweep)
     if sweep.sampled:
         check_budgets(sweep)
     if backend != "dask":  # Dask workers run elsewhere, with their own memory
@@ -205,6 +213,26 @@ def check_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
                      f"{largest.n_actions}) on {workers} worker(s)",
                      "use fewer --jobs" if workers > 1 and fits_one
                      else "use smaller n_states or n_actions (or fewer n_runs)")
+
+
+def check_windows(sweep: Sweep) -> None:
+    """Refuse an NSPI(m) whose batched window of m policies per run cannot fit in memory.
+
+    The batched engine (up to BATCHED_MAX_STATES states) keeps m actions per state and run:
+    8 m n_runs n_S bytes; the message says the largest m that fits now.
+    """
+    sizes = [s for s in sweep.n_states if s <= BATCHED_MAX_STATES]
+    if not sizes or sweep.engine == "reference":
+        return
+    per_m = 8.0 * sweep.n_runs * max(sizes)
+    for name in sweep.schemes:
+        scheme = sweep.scheme(name)
+        m = scheme.m if isinstance(scheme, NSPI) else 1
+        free = available_memory()
+        if m > 1 and free is not None and m * per_m > free:
+            check_memory(m * per_m, f"sweep field 'schemes': {name} (a window of m = {m:,} "
+                         f"policies for each of {sweep.n_runs} runs of {max(sizes)} states)",
+                         f"use m <= {int(free // per_m):,}")
 
 
 def check_budgets(sweep: Sweep) -> None:

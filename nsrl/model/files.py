@@ -13,6 +13,7 @@ import json
 import os
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +67,11 @@ class FeatureDraw:
                 raise ValueError(f"shape {rows} x {cols} does not fit {n_states} states")
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"the features_draw entry is not a feature recipe: {exc}") from None
+        try:  # a bad state is refused here, not on the first read of the features
+            getattr(np.random, name)().state = state
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"the features_draw entry holds no valid {name} state "
+                             f"({type(exc).__name__})") from None
         return cls(name, json.dumps(state), int(rows), int(cols))
 
 
@@ -107,6 +113,10 @@ def save_mdp(mdp, path: str | Path) -> Path:
     Compressed up to 64 MiB of arrays, uncompressed above (10x faster at 10^6 states).
     """
     path = npz_path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"cannot save the model to {str(path)!r}: the folder "
+                                f"{str(path.parent)!r} does not exist; create it first "
+                                f"(Path(...).mkdir(parents=True)) or save elsewhere.")
     nxt, probs = mdp.successors
     arrays = {"next_states": nxt, "probs": probs, "R": mdp.R, "gamma": np.float64(mdp.gamma),
               "start": mdp.start}
@@ -124,8 +134,17 @@ def save_mdp(mdp, path: str | Path) -> Path:
     return path
 
 
-def _headers(z: zipfile.ZipFile) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """Shape and dtype of every array of an .npz, read from the headers only."""
+# zlib's largest compression ratio: a deflated entry cannot expand beyond this.
+_DEFLATE_MAX_RATIO = 1032
+
+
+def _headers(z: zipfile.ZipFile, real_size: int) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Shape and dtype of every array of an .npz, read from the headers only.
+
+    Each array's declared size is compared with what its entry can hold, given the file's
+    real size (stored: its bytes; deflated: 1032 times them), so a small file declaring a
+    huge array is refused before anything is allocated.
+    """
     out = {}
     for info in z.infolist():
         if not info.filename.endswith(".npy"):
@@ -135,7 +154,17 @@ def _headers(z: zipfile.ZipFile) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
             reader = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                       else np.lib.format.read_array_header_2_0)
             shape, _, dtype = reader(f)
-        out[info.filename[:-4]] = (tuple(int(n) for n in shape), np.dtype(dtype))
+            offset = f.tell()
+        shape, dtype = tuple(int(n) for n in shape), np.dtype(dtype)
+        stored = min(info.compress_size, real_size)
+        room = stored if info.compress_type == zipfile.ZIP_STORED else _DEFLATE_MAX_RATIO * stored
+        declared = offset + dtype.itemsize * float(np.prod(shape, dtype=np.float64))
+        if declared > room + 64:
+            raise ValueError(f"entry {info.filename[:-4]!r} declares an array of shape {shape} "
+                             f"({format_bytes(declared)}) but the file holds at most "
+                             f"{format_bytes(room)} for it: the file is damaged or forged "
+                             f"(write it again with FiniteMDP.save)")
+        out[info.filename[:-4]] = (shape, dtype)
     return out
 
 
@@ -148,6 +177,12 @@ def _check_layout(path: Path, heads: dict) -> None:
     for key, (_, dtype) in heads.items():
         if dtype.hasobject:
             raise ValueError(f"{path}: entry {key!r} holds Python objects; nsrl never unpickles.")
+        if dtype.kind not in "biuf" and key != "features_draw":
+            raise ValueError(f"{path}: entry {key!r} has dtype {dtype}, not real numbers; the "
+                             f"file was not written by FiniteMDP.save (save the model again).")
+    if heads["gamma"][0] != ():
+        raise ValueError(f"{path}: gamma should be one number, got an array of shape "
+                         f"{heads['gamma'][0]}; the file was not written by FiniteMDP.save.")
     shape = heads["P"][0] if dense else heads["next_states"][0]
     if len(shape) != 3 or (not dense and heads["probs"][0] != shape):
         raise ValueError(f"{path}: the transitions have shape {shape}, expected "
@@ -161,7 +196,13 @@ def _check_layout(path: Path, heads: dict) -> None:
 
 
 def load_mdp(cls, path: str | Path):
-    """Read a model file (see the module docstring) into ``cls`` (a FiniteMDP)."""
+    """Read a model file (see the module docstring) into ``cls`` (a FiniteMDP).
+
+    Raises:
+        FileNotFoundError: no file at ``path`` (nor at ``path`` + ``.npz``).
+        ValueError: anything wrong with the file (not an .npz, damaged, a declared size the
+            file cannot hold, bad entries), in one message naming the file.
+    """
     path = Path(path)
     if not path.is_file() and npz_path(path).is_file():
         path = npz_path(path)
@@ -169,24 +210,36 @@ def load_mdp(cls, path: str | Path):
         raise FileNotFoundError(f"no MDP file at {str(path)!r}; create one with `nsrl garnet`.")
     try:
         with zipfile.ZipFile(path) as z:
-            heads = _headers(z)
+            heads = _headers(z, path.stat().st_size)
         z = np.load(path, allow_pickle=False)
         if not hasattr(z, "files"):
             raise ValueError("it holds a single array, not an .npz archive")
     except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
         raise ValueError(f"cannot read {path} as an nsrl .npz MDP file: {exc}") from None
     _check_layout(path, heads)
-    with z:
-        features = z["features"] if "features" in z.files else None
-        if features is not None and features.shape[1] == 0:
-            features = None
-        start = z["start"] if "start" in z.files else None
-        gamma = float(z["gamma"])
-        if "P" in z.files:
-            return cls(z["P"], z["R"], gamma, features=features, start=start)
-        mdp = cls.from_successors(z["next_states"], z["probs"], z["R"], gamma,
-                                  features=features, start=start)
-        if "features_draw" in z.files:
-            draw = FeatureDraw.from_json(str(z["features_draw"]), mdp.n_states)
-            mdp._feature_draw = draw
-        return mdp
+    try:
+        with z:
+            return _build(cls, z)
+    except (OSError, EOFError, ValueError, TypeError, zipfile.BadZipFile, zlib.error) as exc:
+        raise ValueError(f"{path} does not hold a valid nsrl model ({exc}); it is damaged or "
+                         f"was not written by FiniteMDP.save: write it again.") from None
+
+
+def _build(cls, z):
+    """The model of an open, layout-checked archive (errors name no file: the caller does)."""
+    features = z["features"] if "features" in z.files else None
+    if features is not None and features.shape[1] == 0:
+        features = None
+    start = z["start"] if "start" in z.files else None
+    gamma = z["gamma"][()]
+    if not isinstance(gamma, np.floating | np.integer):
+        raise TypeError(f"gamma should be a real number, got {gamma!r}")
+    gamma = float(gamma)
+    if "P" in z.files:
+        return cls(z["P"], z["R"], gamma, features=features, start=start)
+    mdp = cls.from_successors(z["next_states"], z["probs"], z["R"], gamma,
+                              features=features, start=start)
+    if "features_draw" in z.files:
+        draw = FeatureDraw.from_json(str(z["features_draw"]), mdp.n_states)
+        mdp._feature_draw = draw
+    return mdp

@@ -28,6 +28,10 @@ from nsrl.model.memory import check_memory
 from nsrl.model.transitions import check_int
 
 CLASSIC_MAX_KEYS = 10**9  # draw="auto" is classic up to n_S^2 n_A sort keys
+# draw="classic" is refused beyond this many sort keys: at the best measured speed (7.8 s for
+# 10^9 keys, docs/scale.md; 40-60 ns per key on a busy machine) that is 13 minutes or more.
+CLASSIC_REFUSE_KEYS = 10**11
+CLASSIC_NS_PER_KEY = 7.8
 MAX_DEFAULT_FEATURES = 1000  # default p = n_S // 10, at least 1, at most this
 _KEY_BLOCK = 2**22  # sort keys drawn at once by the classic draw (32 MiB)
 DRAWS = ("auto", "classic", "scalable")
@@ -43,6 +47,9 @@ def garnet_nbytes(n_states: int, n_actions: int, n_features: int, branching: int
                   draw: str = "auto") -> int:
     """Estimated peak memory of :func:`garnet` in bytes: O(S A b), plus Phi when drawn eagerly.
 
+    An eager Phi counts twice: drawn, then copied once by the model (measured: 110 MiB at
+    Garnet(8000, 10, 2), whose Phi is 49 MiB).
+
     The classic draw adds one block of sort keys (at most 4M keys, 96 MiB).
     """
     if draw == "auto":
@@ -52,7 +59,21 @@ def garnet_nbytes(n_states: int, n_actions: int, n_features: int, branching: int
         keys = min(n_states * n_states * n_actions, max(n_states, _KEY_BLOCK))
     phi = 8 * n_states * n_features
     return (_BYTES_PER_SUCCESSOR * n_states * n_actions * branching + _BYTES_PER_KEY * keys
-            + 16 * n_states + (phi if phi <= _EAGER_FEATURE_BYTES else 0))
+            + 16 * n_states + (2 * phi if phi <= _EAGER_FEATURE_BYTES else 0))
+
+
+def _check_classic_time(n_states: int, n_actions: int, branching: int, draw: str) -> None:
+    """Refuse ``draw="classic"`` when its n_S^2 n_A sort keys would take a quarter of an hour."""
+    keys = float(n_states) * n_states * n_actions
+    if draw != "classic" or keys <= CLASSIC_REFUSE_KEYS or branching * branching > n_states:
+        return
+    seconds = keys * CLASSIC_NS_PER_KEY * 1e-9
+    when = f"{seconds / 3600:.3g} h" if seconds >= 3600 else f"{seconds / 60:.3g} min"
+    raise ValueError(f"garnet({n_states}, {n_actions}, {branching}, draw='classic') draws "
+                     f"n_S^2 n_A = {keys:.3g} sort keys, O(S^2 A) time: about {when} at "
+                     f"{CLASSIC_NS_PER_KEY} ns per key (the best measured speed); use "
+                     f"draw='scalable' (O(S A b) time; same distribution, other instances "
+                     f"for a seed) or fewer states.")
 
 
 def default_features(n_states: int) -> int:
@@ -131,14 +152,18 @@ def garnet(
         gamma: discount factor in (0, 1).
         seed: the instance seed (int) or a Generator.
         draw: ``"auto"``, ``"classic"`` or ``"scalable"``: how successors are drawn (module
-            docstring); ``"auto"`` keeps every instance of earlier versions.
+            docstring); ``"auto"`` keeps every instance of earlier versions, so it draws
+            classically up to n_S^2 n_A = 10^9 sort keys, about 8 ns each: Garnet(10^4, 10,
+            2) takes 8-30 s to build while Garnet(10^5, 10, 2), scalable, takes 0.2 s. Pass
+            ``"scalable"`` when speed matters more than earlier instances. ``"classic"``
+            beyond 10^11 keys (a quarter of an hour or more) is refused.
 
     Returns:
         The Garnet as a FiniteMDP with ``features`` set.
 
     Raises:
-        ValueError: a size out of range, an unknown ``draw``, or a size too large for the
-            available memory.
+        ValueError: a size out of range, an unknown ``draw``, a size too large for the
+            available memory, or a classic draw of more than 10^11 sort keys.
         TypeError: a size or seed that is not an int.
 
     Examples:
@@ -153,6 +178,7 @@ def garnet(
                            else n_features, 1)
     if draw not in DRAWS:
         raise ValueError(f"draw should be one of {', '.join(map(repr, DRAWS))}, got {draw!r}.")
+    _check_classic_time(n_states, n_actions, branching, draw)
     check_memory(garnet_nbytes(n_states, n_actions, n_features, branching, draw),
                  f"garnet({n_states}, {n_actions}, {branching})",
                  "use fewer states, actions or successors")

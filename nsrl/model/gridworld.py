@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import ndimage
 
+from nsrl.model.arrays import index_array
 from nsrl.model.mdp import FiniteMDP
 from nsrl.model.memory import check_memory
 from nsrl.model.structured import as_generator, check_float, check_size
@@ -29,7 +30,9 @@ from nsrl.model.structured import as_generator, check_float, check_size
 MOVES = np.array([[-1, 0], [0, 1], [1, 0], [0, -1]])  # up, right, down, left: (d_row, d_col)
 REWARDS = ("smooth", "goals")
 MAX_OBSTACLES = 0.9  # beyond, the free region is a handful of cells (percolation: ~0.41)
-_BYTES_PER_SUCCESSOR = 60  # drawn and canonical successor lists and probabilities
+# Drawn, copied (nsrl.model.arrays) and canonical successor lists and probabilities: peak
+# measured with tracemalloc at size 400 (228 MiB), per successor.
+_BYTES_PER_SUCCESSOR = 90
 
 
 def free_region(n: int, obstacles: float, rng: np.random.Generator) -> np.ndarray:
@@ -76,10 +79,26 @@ def _is_count(spec) -> bool:
     return isinstance(spec, int | np.integer) and not isinstance(spec, bool)
 
 
+def check_cells(name: str, cells) -> np.ndarray:
+    """``cells`` as an int array of (row, col) pairs, shape (k, 2) (one pair may be given flat).
+
+    Raises:
+        TypeError: non-integer coordinates (``(0.5, 1)`` is refused, never truncated).
+        ValueError: anything but pairs, e.g. ``[[0, 0, 0]]``.
+    """
+    arr = index_array(f"{name} (cells)", cells)
+    if arr.shape == (2,):
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"{name} should be a count or a list of (row, col) pairs, got an array "
+                         f"of shape {arr.shape}; e.g. {name}=[(0, 4), (3, 3)] or {name}=2.")
+    return arr
+
+
 def _given_states(name: str, cells, index: np.ndarray) -> np.ndarray:
     """The states at the (row, col) ``cells``, or ValueError for a cell no state occupies."""
     n = index.shape[0]
-    cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
+    cells = check_cells(name, cells)
     outside = ((cells < 0) | (cells >= n)).any(axis=1)
     if outside.any():
         raise ValueError(f"{name}: cell {tuple(cells[outside][0].tolist())} is outside the "
@@ -160,6 +179,8 @@ def gridworld(size: int, slip: float = 0.1, obstacles: float = 0.1, reward: str 
         for name, spec, low in (("goals", goals, 1), ("pits", pits, 0)):
             if _is_count(spec):
                 check_size(name, spec, low, size * size, f"how many {name} to draw")
+            else:
+                check_cells(name, spec)
     check_memory(gridworld_nbytes(size), f"gridworld({size})", "use a smaller size")
     rng = as_generator(seed)
     free = free_region(size, obstacles, rng)

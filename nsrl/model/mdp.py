@@ -14,24 +14,12 @@ from pathlib import Path
 import numpy as np
 
 from nsrl.model import files, transitions
+from nsrl.model.arrays import as_array, real_array
 from nsrl.model.checks import check_distribution
 from nsrl.model.memory import check_memory, format_bytes
 from nsrl.model.toytext import toy_text_arrays
 
 __all__ = ["FiniteMDP", "check_distribution"]
-
-
-def _as_float_array(name: str, x, ndim: int) -> np.ndarray:
-    arr = np.array(x, dtype=np.float64, copy=True)
-    if arr.ndim != ndim:
-        raise ValueError(
-            f"{name} should be a {ndim}-d array, got an array of shape {arr.shape}; "
-            f"see FiniteMDP's docstring for the expected layout."
-        )
-    if not np.all(np.isfinite(arr)):
-        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
-        raise ValueError(f"{name} has a non-finite entry at index {bad}; replace NaN/inf values.")
-    return arr
 
 
 def _check_dense_size(shape: tuple[int, ...]) -> None:
@@ -67,11 +55,10 @@ class FiniteMDP:
     """
 
     def __init__(self, P, R, gamma: float, features=None, start=None):
-        if not isinstance(P, np.ndarray):
-            P = np.asarray(P)
+        P = as_array("P", P)
         if P.ndim == 3:
             _check_dense_size(P.shape)
-        P = _as_float_array("P", P, 3)
+        P = real_array("P", P, 3, bytes_per_entry=0)  # _check_dense_size counted the work
         n_states, n_actions, n_next = P.shape
         if n_next != n_states or n_states == 0 or n_actions == 0:
             raise ValueError(
@@ -149,10 +136,9 @@ class FiniteMDP:
     def _setup(self, nxt, probs, R, gamma, features, start,
                feature_draw: files.FeatureDraw | None = None) -> None:
         n_states, n_actions, _ = nxt.shape
-        R = np.asarray(R, dtype=np.float64)
+        R = real_array("R", R)
         if R.ndim == 1:
             R = np.repeat(R[:, None], n_actions, axis=1)
-        R = _as_float_array("R", R, 2)
         if R.shape != (n_states, n_actions):
             raise ValueError(
                 f"R should have shape ({n_states}, {n_actions}) (or ({n_states},) for a state "
@@ -163,7 +149,7 @@ class FiniteMDP:
         if not 0.0 < float(gamma) < 1.0:
             raise ValueError(f"gamma should be in (0, 1), got {gamma}; e.g. gamma=0.99.")
         if features is not None:
-            features = _as_float_array("features", features, 2)
+            features = real_array("features", features, 2)
             if features.shape[0] != n_states:
                 raise ValueError(
                     f"features should have {n_states} rows (one per state), got shape "
@@ -171,7 +157,7 @@ class FiniteMDP:
                 )
         if start is None:
             start = np.full(n_states, 1.0 / n_states)
-        start = check_distribution("start", start, n_states).copy()
+        start = check_distribution("start", start, n_states)
         for arr in (nxt, probs, R, start) + ((features,) if features is not None else ()):
             arr.flags.writeable = False
         self._successors = (nxt, probs)

@@ -44,7 +44,9 @@ FORCE, GRAVITY = 0.001, 0.0025
 START_POSITIONS = (-0.6, -0.4)
 INTERPOLATIONS = ("barycentric", "nearest")
 MAX_POINTS = 4096  # per axis: 4096^2 = 1.7e7 states is past any memory this targets
-_BYTES_PER_SUCCESSOR = 60
+# Peak per successor (measured with tracemalloc at 400 x 400: 163 MiB for 1.44e6 entries),
+# the interpolation, the copy of nsrl.model.arrays and the canonical form included.
+_BYTES_PER_SUCCESSOR = 120
 
 
 def step(position: np.ndarray, velocity: np.ndarray, action: np.ndarray):

@@ -51,7 +51,8 @@ def check_size(name: str, value, low: int, high: int, fix: str) -> int:
 def with_features(mdp: FiniteMDP, features) -> FiniteMDP:
     """The same model (transitions, rewards, gamma, start) with another feature matrix.
 
-    The arrays are shared, not copied (a FiniteMDP is read-only), so this costs O(S p).
+    The successor lists are shared, not copied (a FiniteMDP is read-only); R, start and the
+    new Phi are copied once, so this costs O(S A + S p).
 
     Args:
         mdp: the model.

@@ -18,7 +18,13 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from nsrl.model.arrays import as_array, check_copy_memory, index_array, real_array
+from nsrl.model.memory import check_memory
+
 ROW_TOL = 1e-8  # |sum_s' P[s, a, s'] - 1| allowed per row
+# Peak bytes per successor entry while checking and canonicalising user lists: the copies
+# (16), the masks and row sums of the checks, and a sort into canonical form (~5 arrays).
+_BYTES_PER_SUCCESSOR = 64
 
 
 def _first_bad(mask: np.ndarray) -> tuple[int, ...]:
@@ -26,7 +32,10 @@ def _first_bad(mask: np.ndarray) -> tuple[int, ...]:
 
 
 def check_successors(next_states, probs, n_states: int | None = None):
-    """Validate successor lists and return them as (int64, float64) arrays of one shape.
+    """Validate successor lists and return new (int64, float64) arrays of one shape.
+
+    The caller's arrays are copied once (after a memory check: a broadcast view is copied in
+    full), never kept nor made read-only.
 
     Args:
         next_states: integer array (n_states, n_actions, width).
@@ -35,10 +44,11 @@ def check_successors(next_states, probs, n_states: int | None = None):
 
     Raises:
         ValueError: naming the first offending row (s, a): a shape mismatch, a next state out
-            of range, a negative or non-finite probability, or a row not summing to 1.
+            of range, a negative or non-finite probability, or a row not summing to 1; a
+            ragged list; more memory than is available.
+        TypeError: non-integer next states, complex or non-numeric probabilities.
     """
-    nxt = np.asarray(next_states)
-    probs = np.asarray(probs, dtype=np.float64)
+    nxt, probs = as_array("next_states", next_states), as_array("probs", probs)
     if nxt.ndim == 2 and probs.ndim == 2:  # one successor per pair: (S, A)
         nxt, probs = nxt[:, :, None], probs[:, :, None]
     if nxt.ndim != 3 or nxt.shape != probs.shape or min(nxt.shape) == 0:
@@ -46,19 +56,21 @@ def check_successors(next_states, probs, n_states: int | None = None):
             f"next_states and probs should both have shape (n_states, n_actions, width) with "
             f"every size >= 1, got {nxt.shape} and {probs.shape}."
         )
-    if not np.issubdtype(nxt.dtype, np.integer):
-        raise ValueError(f"next_states should hold integers, got dtype {nxt.dtype}.")
+    # Before any copy: the copies, the masks of the checks and the canonical form.
+    check_copy_memory("next_states and probs", nxt.shape, _BYTES_PER_SUCCESSOR)
+    nxt, probs = index_array("next_states", nxt, bytes_per_entry=0), \
+        real_array("probs", probs, bytes_per_entry=0)
     n = nxt.shape[0] if n_states is None else n_states
     bad = (nxt < 0) | (nxt >= n)
     if bad.any():
         s, a, j = _first_bad(bad)
         raise ValueError(f"next_states[{s}, {a}, {j}] = {nxt[s, a, j]} is not a state in "
                          f"[0, {n}); successors must index the model's states.")
-    bad = ~np.isfinite(probs) | (probs < 0)
+    bad = probs < 0
     if bad.any():
         s, a, j = _first_bad(bad)
         raise ValueError(f"probs[{s}, {a}, {j}] = {float(probs[s, a, j])}: probabilities must be "
-                         f"finite and non-negative (row s={s}, a={a}).")
+                         f"non-negative (row s={s}, a={a}).")
     sums = probs.sum(axis=2)
     bad = np.abs(sums - 1.0) > ROW_TOL
     if bad.any():
@@ -66,7 +78,7 @@ def check_successors(next_states, probs, n_states: int | None = None):
         raise ValueError(f"the successors of (s={s}, a={a}) have probabilities summing to "
                          f"{sums[s, a]:.10g}, not 1 ({int(bad.sum())} rows are off); each row "
                          f"must be a probability distribution over next states.")
-    return nxt.astype(np.int64, copy=False), probs
+    return nxt, probs
 
 
 def _is_canonical(nxt: np.ndarray, probs: np.ndarray) -> bool:
@@ -133,21 +145,55 @@ def sparse_to_csr(P, n_states: int | None = None) -> tuple[sp.csr_matrix, int, i
     """
     if sp.issparse(P):
         rows, cols = P.shape
-        if cols == 0 or rows % cols:
-            raise ValueError(f"a sparse P should have shape (n_states * n_actions, n_states), "
-                             f"row s * n_actions + a; got {P.shape}.")
+        if cols == 0 or rows == 0 or rows % cols:
+            raise ValueError(f"a sparse P should have shape (n_states * n_actions, n_states) with "
+                             f"n_states, n_actions >= 1, row s * n_actions + a; got {P.shape}.")
+        _check_sparse_input("P", P, rows)
         return sp.csr_matrix(P, dtype=np.float64), cols, rows // cols
     if isinstance(P, (list, tuple)) and P:
+        for a, m in enumerate(P):
+            if sp.issparse(m):
+                _check_sparse_input(f"P[{a}]", m, m.shape[0])
+            else:
+                m = as_array(f"P[{a}]", m)
+                check_copy_memory(f"P[{a}]", m.shape, 16.0)
         mats = [sp.csr_matrix(m, dtype=np.float64) for m in P]
         n = mats[0].shape[0]
-        if any(m.shape != (n, n) for m in mats):
-            raise ValueError(f"a per-action P should be n_actions matrices of shape (S, S), got "
-                             f"shapes {[m.shape for m in mats]}.")
+        if n == 0 or any(m.shape != (n, n) for m in mats):
+            raise ValueError(f"a per-action P should be n_actions matrices of shape (S, S) with "
+                             f"S >= 1, got shapes {[m.shape for m in mats]}.")
         stacked = sp.vstack(mats, format="csr")  # row a * S + s
         perm = (np.arange(n)[:, None] + n * np.arange(len(mats))[None, :]).ravel()
         return stacked[perm], n, len(mats)
     raise TypeError(f"expected a scipy.sparse matrix of shape (n_states * n_actions, n_states) "
-                    f"or a list of n_actions (S, S) matrices, got {type(P).__name__}.")
+                    f"or a non-empty list of n_actions (S, S) matrices, got "
+                    f"{type(P).__name__}.")
+
+
+# Peak bytes of the conversion of a user's sparse P to canonical successor lists: per row,
+# CSR's indptr and counts, the padded lists (16 per entry of width 1) and their index
+# arrays; per stored entry, the CSR copy (12), the sort and the scatter into the lists.
+_SPARSE_ROW_BYTES = 64
+_SPARSE_ENTRY_BYTES = 48
+
+
+def _check_sparse_input(name: str, P, rows: int) -> None:
+    """Refuse a sparse P before converting it: complex, non-numeric, too large, or empty rows.
+
+    A P with fewer stored entries than rows has an empty row, which sums to 0, not 1.
+    """
+    if P.dtype.kind == "c":
+        raise TypeError(f"{name} holds complex numbers (dtype {P.dtype}); transition "
+                        f"probabilities are real: pass {name}.real if the imaginary parts are 0.")
+    if P.dtype.kind not in "biuf":
+        raise TypeError(f"{name} should hold numbers, got dtype {P.dtype}.")
+    if P.nnz < rows:  # counts duplicates too: fewer entries than rows leaves a row empty
+        raise ValueError(f"{name} has {P.nnz} stored entries for {rows} rows, so at least one "
+                         f"row (s, a) is empty and sums to 0, not 1; each row must be a "
+                         f"probability distribution over next states.")
+    check_memory(_SPARSE_ROW_BYTES * float(rows) + _SPARSE_ENTRY_BYTES * float(P.nnz),
+                 f"converting the sparse {name} of shape {P.shape} with {P.nnz} entries",
+                 "use fewer states or actions")
 
 
 def check_sparse(csr: sp.csr_matrix, n_states: int, n_actions: int) -> None:

@@ -6,9 +6,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nsrl.model.arrays import index_array, real_array
+
 
 class Deterministic:
     """A stationary deterministic policy given by its table of actions ``actions[s]``.
+
+    ``actions`` must hold integers (a float table such as ``[0.5, 1.0]`` is refused rather
+    than truncated; cast with ``.astype(int)`` if the values are whole numbers).
 
     Examples:
         >>> pi = Deterministic([0, 1, 1])
@@ -20,7 +25,7 @@ class Deterministic:
     stochastic = False
 
     def __init__(self, actions):
-        actions = np.array(actions, dtype=np.int64, copy=True)
+        actions = index_array("actions", actions)  # a new int64 array; floats refused
         if actions.ndim != 1:
             raise ValueError(f"actions should be a 1-d array (one per state), got {actions.shape}.")
         if actions.size and actions.min() < 0:
@@ -70,9 +75,11 @@ class Stochastic:
     stochastic = True
 
     def __init__(self, table, memory: int = 1):
-        table = np.array(table, dtype=np.float64, copy=True)
-        if table.ndim != 2 or np.any(table < 0) or not np.allclose(table.sum(axis=1), 1.0):
-            raise ValueError("table should be a (n_states, n_actions) array of distributions.")
+        table = real_array("table", table, 2)  # a new real, finite array
+        if np.any(table < 0) or not np.allclose(table.sum(axis=1), 1.0):
+            raise ValueError("table should be a (n_states, n_actions) array of distributions "
+                             "(non-negative rows summing to 1); normalise it "
+                             "(table / table.sum(axis=1, keepdims=True)).")
         table.flags.writeable = False
         self._table, self.memory = table, memory
 

@@ -236,6 +236,14 @@ def _c_pi_star_exact(mdp, P_star, mu, nu, reach_star: _Reach) -> float:
     return _ratio_max(np.where(reach_star.closure, d, 0.0), nu)
 
 
+def concentrability_nbytes(n_states: int, n_actions: int) -> float:
+    """Estimated memory of :func:`concentrability` (bytes), from the sizes alone.
+
+    The dynamic programme keeps every target as a column: W (S x S), P W (S A x S).
+    """
+    return 8.0 * n_states * n_states * (n_actions + 6)
+
+
 def concentrability(
     mdp,
     mu=None,
@@ -277,8 +285,7 @@ def concentrability(
     ms = tuple(int(x) for x in np.atleast_1d(m))
     if min(ms) < 1 or not (tol > 0):
         raise ValueError(f"m should hold positive ints and tol be > 0, got m={m}, tol={tol}.")
-    # The dynamic programme keeps every target as a column: W (S x S), P W (S A x S).
-    check_memory(8.0 * S * S * (A + 6), f"the concentrability coefficients of {S} states "
+    check_memory(concentrability_nbytes(S, A), f"the concentrability coefficients of {S} states "
                  f"(O(n_S^2 n_A) memory: every state is a target of the dynamic programme)",
                  "compute them on a smaller model (they are computable up to a few thousand "
                  "states); the exact losses and run_bounds' errors need no coefficient")

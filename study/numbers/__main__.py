@@ -31,8 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     for finding in findings:
         print(finding, file=sys.stderr)
     if findings:
-        what = "stale or broken" if args.check else "broken"
-        print(f"{len(findings)} generated block(s) {what}"
+        what = "stale or broken blocks" if args.check else "broken blocks"
+        print(f"{len(findings)} finding(s): {what}, or numbers typed in prose"
               + ("; run `python -m study.numbers` to regenerate" if args.check else ""),
               file=sys.stderr)
         return 1

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 # The pages that report results read from committed files (README.md, the user guides and the
 # design notes state settings and examples, and are not checked).
 RESULTS_PAGES = ("docs/reproduce.md", "docs/performance.md", "docs/sampled.md",
-                 "docs/sampling.md", "docs/rollout_study.md", "docs/sb3.md")
+                 "docs/sampling.md", "docs/rollout_study.md", "docs/sb3.md", "docs/benchmarks.md",
+                 "docs/bounds.md")
 
 # Each entry: a pattern of text that defines rather than measures, and why.
 DEFINITIONS: tuple[tuple[str, str], ...] = (
@@ -41,7 +42,9 @@ DEFINITIONS: tuple[tuple[str, str], ...] = (
     (r"\b(?:noise|within|at|close|tolerance of) \d+(?:\.\d+)?%",
      "a criterion or a noise level that the protocol defines"),
     (r"\(\d\.\d+\) for rho|\bexplore \d\.\d+", "the exploration of a sampling distribution"),
-    (r"\b\d+% noise\b", "the noise level of an operator"),
+    (r"\b\d+% noise\b|\bnoise \d+\.\d+\b", "the noise level of an operator"),
+    (r"\bgamma in \{\d\.\d+(?:, \d\.\d+)*\}", "the discount factors a test or a sweep runs"),
+    (r"\bat most \d+%", "a bound a decision sets"),
     (r"\bexploration over the first\s+\d+%", "a learner's hyperparameter"),
     (r"\bbelow \d+(?:\.\d+)?\b", "a threshold that a result is compared with"),
     (r"\btarget (?:<=|of) \d+(?:\.\d+)? ?s\b", "a speed target set before measuring"),
