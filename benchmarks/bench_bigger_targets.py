@@ -50,7 +50,7 @@ def measure(variant: str, schemes, n_states: int, lines: list) -> None:
     print(lines[-1], flush=True)
     for scheme in schemes:
         start = time.perf_counter()
-        spec = nsrl.OperatorSpec("lstdq", samples=sweep.samples_per_call, features="phi")
+        spec = nsrl.OperatorSpec("lstdq", budget=sweep.budget, features="phi")
         hist = nsrl.run(sweep.scheme(scheme), spec, sweep.n_iterations,
                         rng=np.random.default_rng(0), mdp=mdp, engine="reference")
         best = int(np.argmin(hist.losses))

@@ -4,7 +4,7 @@ The issue's protocol: Garnet(50, 4, 2), gamma = 0.99, one-hot features, mdp seed
 run each, 300 000 transitions over 20 iterations, the operators' defaults, i.e. for each mdp
 seed s
 
-    nsrl compare --garnet 50,4,2 --mdp-seed s --seed s --seeds 1 --representation onehot \\
+    nsrl compare --garnet 50,4,2 --mdp-seed s --seed s --seeds 1 --features onehot \\
         --schemes "api,api(0.1),cpi(0.1),cpi+,nspi(5),psdp" --operators lstdq,rollout-csc,exact \\
         --budget 300000 --iterations 20 --out DIR
 

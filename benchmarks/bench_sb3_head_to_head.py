@@ -177,7 +177,7 @@ def run_nsrl(problem: str, learner: str, seed: int, budget: int, per_call=None):
     else:  # reset-to-state: the greedy states come from nu uniform (the paper's choice)
         model = nsrl.FiniteMDP(mdp.P, mdp.R, mdp.gamma)
         m = int(options["m"]) if "m" in options else None
-        operator = nsrl.make_operator(op_name, model, samples=per_call, features="onehot", m=m)
+        operator = nsrl.make_operator(op_name, model, budget=per_call, features="onehot", m=m)
         assert isinstance(operator.sampler.env, FiniteMDPVectorEnv)
     hist, wall, cpu = timed(nsrl.run, nsrl.make_scheme(scheme), operator,
                             max(1, budget // per_call), rng=np.random.default_rng(seed),

@@ -72,7 +72,7 @@ def main() -> None:
         else:
             phi = coordinate_features(base.features, kind, n_features)
             mdp = nsrl.with_features(base, phi)
-            spec = nsrl.OperatorSpec("lstdq", samples=BUDGET // iterations, features="phi")
+            spec = nsrl.OperatorSpec("lstdq", budget=BUDGET // iterations, features="phi")
         with threadpool_limits(1, "blas"):
             hist = nsrl.run(sweep.scheme(scheme), spec, iterations,
                             rng=np.random.default_rng(0), mdp=mdp, engine="reference")

@@ -86,7 +86,7 @@ def measure(sizes, seeds, budgets, big, repeats) -> pd.DataFrame:
                         for r in range(repeats if budget not in big else 1):
                             rng = np.random.default_rng(1000 * seed + r)
                             t0 = time.perf_counter()
-                            op = nsrl.make_operator(op_name, mdp, samples=budget, **kwargs)
+                            op = nsrl.make_operator(op_name, mdp, budget=budget, **kwargs)
                             for _ in range(warm):
                                 op.greedy(target, nsrl.Nu(), rng)
                             t1 = time.perf_counter()

@@ -32,8 +32,8 @@ def operators():
     return {
         "exact": nsrl.OperatorSpec("exact"),
         "projected (noise 0.1)": nsrl.OperatorSpec("projected", noise=0.1),
-        "LSTD-Q": nsrl.OperatorSpec("lstdq", samples=SAMPLES, features="onehot"),
-        "rollouts + CSC": nsrl.OperatorSpec("rollout-csc", samples=SAMPLES, features="onehot"),
+        "LSTD-Q": nsrl.OperatorSpec("lstdq", budget=SAMPLES, features="onehot"),
+        "rollouts + CSC": nsrl.OperatorSpec("rollout-csc", budget=SAMPLES, features="onehot"),
     }
 
 

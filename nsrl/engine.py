@@ -50,8 +50,8 @@ class OperatorSpec:
         **options: its options (unknown ones are refused).
 
     Examples:
-        >>> OperatorSpec("lstdq", samples=500)
-        OperatorSpec('lstdq', samples=500, features=None, ridge=None)
+        >>> OperatorSpec("lstdq", budget=500)
+        OperatorSpec('lstdq', budget=500, features=None, ridge=None)
     """
 
     def __init__(self, name: str, **options: object) -> None:

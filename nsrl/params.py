@@ -38,7 +38,8 @@ import math
 import numbers
 import types
 import typing
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -129,7 +130,7 @@ class Param:
     """
 
     annotation: object
-    default: object = None
+    default: Any = None  # of the annotation's type (Any: signatures take it as their default)
     rule: Rule = Rule()
 
     @property
@@ -137,9 +138,14 @@ class Param:
         """The parsed annotation."""
         return parse_annotation(self.annotation)
 
-    def field(self) -> Any:
-        """A dataclass field with this default and rule (a sweep field that passes it on)."""
-        return dataclasses.field(default=self.default, metadata={"rule": self.rule})
+    def field(self, default: Any = dataclasses.MISSING) -> Any:
+        """A dataclass field with this rule and default (a sweep field that passes it on).
+
+        ``default`` replaces the declared default where the field's differs (e.g. None: the
+        sweep derives the value).
+        """
+        default = self.default if default is dataclasses.MISSING else default
+        return dataclasses.field(default=default, metadata={"rule": self.rule})
 
     def check(self, value: object, what: str, name: str) -> Any:
         """``value`` in canonical form, or InvalidParameterError naming ``what``.
@@ -169,12 +175,14 @@ def check_params(params: dict[str, Param], given: dict, owner: str) -> dict:
 
     Raises:
         InvalidParameterError: an unknown option (the message lists the known ones) or a
-            value of the wrong type or out of range.
+            value of the wrong type or out of range. An old spelling of :data:`RENAMED` is
+            read under its new name, with a DeprecationWarning.
 
     Examples:
         >>> check_params({"m": param(int, 5, ge=1)}, {}, "NSPI")
         {'m': 5}
     """
+    given = renamed(given, params, f"{owner}: ")
     unknown = sorted(set(given) - set(params))
     if unknown:
         known = ", ".join(params) if params else "no option"
@@ -334,6 +342,50 @@ def example(name: str, default: object, sep: str = " = ") -> str:
         return ""
     value = list(default) if isinstance(default, tuple) else default
     return f"; e.g. {name}{sep}{json.dumps(value) if sep != '=' else repr(value)}"
+
+
+# Spellings renamed so that one setting has one name in every layer (operator keyword and
+# attribute, sweep field, command-line flag); the old ones are read for one more release, each
+# use warning once with the new name. old -> new.
+RENAMED = {
+    "value": "value_estimate",  # ProjectedGreedy's option (an operator's ``value`` is a method)
+    "line_search_scores": "value_estimate",  # the sweep field that passed it on
+    "samples": "budget",  # transitions per greedy call (``Greedy.samples`` counts those drawn)
+    "samples_per_call": "budget",  # the sweep field that passed it on
+    "representation": "features",  # the sweep field of the sample-based operators' features
+}
+
+
+def deprecated(old: str, new: str, where: str = "", stacklevel: int = 3) -> None:
+    """Warn once that ``old`` is spelled ``new`` now (a one-line DeprecationWarning)."""
+    warnings.warn(f"{where}{old!r} is deprecated and will be removed in the next release; use "
+                  f"{new!r}.", DeprecationWarning, stacklevel=stacklevel)
+
+
+def renamed(given: dict, declared: Iterable[str] | dict, where: str = "",
+            stacklevel: int = 4) -> dict:
+    """``given`` with the old spellings of :data:`RENAMED` under their new names (warning once).
+
+    Only an old name that ``declared`` (the names taken) lacks, and whose new name it has, is
+    mapped: an option of one's own that happens to be spelled as an old name is left alone.
+    Given under both names, the old one is refused (which one is meant is unclear).
+
+    Examples:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     renamed({"samples": 5}, {"budget"})
+        {'budget': 5}
+    """
+    out = dict(given)
+    for old, new in RENAMED.items():
+        if old in out and old not in declared and new in declared:
+            if new in out:
+                raise InvalidParameterError(f"{where}{old!r} and {new!r} are the same setting "
+                                            f"(the first is its old name); give only {new!r}.")
+            deprecated(old, new, where, stacklevel)
+            out[new] = out.pop(old)
+    return out
 
 
 def set_params(obj: Any, **given: object) -> None:

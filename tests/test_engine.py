@@ -43,9 +43,9 @@ def test_operators_without_a_batched_path_run_on_the_reference_loop(mdp):
 
 def test_a_spec_builds_a_fresh_operator_per_run(mdp):
     """Each run's LSTD-Q keeps its own transitions: run r equals run r made alone."""
-    spec = nsrl.OperatorSpec("lstdq", samples=300, features="onehot")
+    spec = nsrl.OperatorSpec("lstdq", budget=300, features="onehot")
     both = nsrl.run("api", spec, 3, rng=rngs(2), mdp=mdp)
-    alone = nsrl.run("api", nsrl.make_operator("lstdq", mdp, samples=300, features="onehot"), 3,
+    alone = nsrl.run("api", nsrl.make_operator("lstdq", mdp, budget=300, features="onehot"), 3,
                      rng=np.random.default_rng(1))
     np.testing.assert_array_equal(both.samples[1], alone.samples)
     np.testing.assert_array_equal(both.losses[1], alone.losses)

@@ -121,7 +121,7 @@ def test_the_published_paper_run_keeps_its_fingerprint():
     from pathlib import Path
 
     manifest = json.loads((Path(__file__).parents[1] / "docs/paper/manifest.json").read_text())
-    assert Sweep.from_dict(manifest["sweep"]).fingerprint() == manifest["fingerprint"]
+    assert Sweep.from_dict(manifest["sweep"], record=True).fingerprint() == manifest["fingerprint"]
     assert load_sweep("paper").fingerprint() == manifest["fingerprint"]
     assert Sweep(cpi_advantage="exact").fingerprint() != manifest["fingerprint"]
 

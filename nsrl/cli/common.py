@@ -108,89 +108,6 @@ def check_sample_memory(operator: str, mdp, transitions: int, what: str, fix: st
     check_memory(need, f"{what} with {operator}", fix)
 
 
-# Command-line flags of the operators' options (nsrl.greedy.registry): flag -> option name.
-OPERATOR_FLAGS = {"--noise": "noise", "--samples": "samples", "--horizon": "horizon",
-                  "--rollout-m": "m", "--critic": "critic", "--representation": "features"}
-
-
-def param_type(declared):
-    """An argparse ``type`` from a declared option (:class:`nsrl.params.Param`).
-
-    The text is read as the option's type (an int in exact scientific notation, a finite
-    float, a lower-case string) and checked by the declaration, so that the error names the
-    flag and what it takes (``argument --noise: should be a finite float in [0, 1e+06]``).
-    """
-    from nsrl.params import InvalidParameterError, describe
-
-    kind = declared.kind
-
-    def parse(text: str):
-        value = text.strip().lower()
-        for base in (int, float):
-            if base in kind.bases:
-                try:
-                    value = (integer() if base is int else real())(text)
-                    break
-                except argparse.ArgumentTypeError:
-                    continue
-        try:
-            return declared.check(value, "", "")
-        except InvalidParameterError:
-            raise argparse.ArgumentTypeError(f"should be {describe(kind, declared.rule)}, got "
-                                             f"{text!r}") from None
-
-    parse.__name__ = "option"
-    return parse
-
-
-def add_operator_arguments(p: argparse.ArgumentParser, flags, helps: dict) -> None:
-    """Add the operators' options ``flags`` (:data:`OPERATOR_FLAGS`), typed by their declaration.
-
-    A flag left out is None: the operator's default applies.
-    """
-    from nsrl.greedy.registry import OPERATORS
-
-    for flag in flags:
-        name = OPERATOR_FLAGS[flag]
-        declared = next(e.params[name] for e in OPERATORS.values() if name in e.params)
-        default = "" if declared.default is None else f" (default {declared.default})"
-        p.add_argument(flag, type=param_type(declared), default=None,
-                       metavar=flag[2:].upper().replace("-", "_"), help=helps[flag] + default)
-
-
-def operator_options(args, operators) -> dict:
-    """The operators' options given on the command line, checked against ``operators``.
-
-    Raises:
-        UsageError: a flag that none of ``operators`` takes, or options that do not go
-            together (named by their flags).
-    """
-    from nsrl.greedy.registry import operator_entry, takers, unused_options
-
-    with user_input():  # an unknown operator name
-        for name in operators:
-            operator_entry(name)
-    given = {flag: getattr(args, flag[2:].replace("-", "_"), None) for flag in OPERATOR_FLAGS}
-    given = {flag: v for flag, v in given.items() if v is not None}
-    options = {OPERATOR_FLAGS[f]: v for f, v in given.items()}
-    unused = set(unused_options(operators, options))
-    if unused:
-        flags = [f for f in given if OPERATOR_FLAGS[f] in unused]
-        who = sorted({t for k in unused for t in takers(k)})
-        one = len(flags) == 1
-        raise UsageError(f"{', '.join(flags)} {'is an option' if one else 'are options'} of "
-                         f"{', '.join(who)}, not of {', '.join(operators)}; drop "
-                         f"{'it' if one else 'them'} or choose such an operator.")
-    for name in operators:
-        mine = {k: v for k, v in options.items() if k in operator_entry(name).params}
-        try:
-            operator_entry(name).check(mine)
-        except ValueError as exc:
-            shown = " ".join(f"{f} {v}" for f, v in given.items() if OPERATOR_FLAGS[f] in mine)
-            raise UsageError(f"--operator {name} with {shown}: {exc}") from None
-    return options
-
-
 def parse_garnet(text: str) -> tuple[int, int, int]:
     """'S,A,B' -> (S, A, B)."""
     parts = str(text).split(",")
@@ -207,7 +124,7 @@ def parse_garnet(text: str) -> tuple[int, int, int]:
 
 
 def load_problem(args):
-    """The FiniteMDP named by --garnet/--mdp-seed/--features/--gamma or --mdp."""
+    """The FiniteMDP named by --garnet/--mdp-seed/--n-features/--gamma or --mdp."""
     from nsrl.experiments.accuracy import check_problem
     from nsrl.model.garnet import garnet
     from nsrl.model.mdp import FiniteMDP
@@ -223,13 +140,18 @@ def load_problem(args):
     if not getattr(args, "garnet", None):
         raise UsageError("give the problem: --garnet S,A,B or --mdp FILE.npz.")
     s, a, b = parse_garnet(args.garnet)
-    features = getattr(args, "features", None)
-    check_features(features, s)
+    n_features = getattr(args, "n_features", None)
+    if isinstance(getattr(args, "features", None), int):  # --features P: the old spelling
+        from nsrl.cli.options import deprecated_flag
+
+        deprecated_flag("--features P (a number of features)", "--n-features P")
+        n_features = int(args.features)
+    check_features(n_features, s)
     with user_input():
-        return garnet(s, a, b, features, getattr(args, "gamma", 0.99), seed=args.mdp_seed)
+        return garnet(s, a, b, n_features, getattr(args, "gamma", 0.99), seed=args.mdp_seed)
 
 
-def check_features(features: int | None, n_states: int, option: str = "--features") -> None:
+def check_features(features: int | None, n_states: int, option: str = "--n-features") -> None:
     """Refuse more features than states: Phi has rank <= n_S, the rest is only memory."""
     if features is not None and features > n_states:
         raise UsageError(f"{option} {features} is more than the {n_states} states (Phi has rank "
@@ -238,13 +160,13 @@ def check_features(features: int | None, n_states: int, option: str = "--feature
 
 
 def add_problem_arguments(p: argparse.ArgumentParser) -> None:
-    """--garnet S,A,B [--mdp-seed N] [--features P] [--gamma G] | --mdp FILE."""
+    """--garnet S,A,B [--mdp-seed N] [--n-features P] [--gamma G] | --mdp FILE."""
     g = p.add_mutually_exclusive_group()
     g.add_argument("--garnet", metavar="S,A,B", help="a Garnet with S states, A actions, B succ.")
     g.add_argument("--mdp", metavar="FILE.npz", help="an MDP saved with `nsrl garnet`")
     p.add_argument("--mdp-seed", type=integer(0), default=0,
                    help="Garnet instance seed (default 0)")
-    p.add_argument("--features", type=integer(1), default=None,
+    p.add_argument("--n-features", type=integer(1), default=None,
                    help="number of features p (S // 10)")
     p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99,
                    help=f"discount (default 0.99; at most {GAMMA_MAX:g} = 1 - 1e-5, the largest "

@@ -2,8 +2,11 @@
 
     nsrl compare --garnet 50,4,2 --schemes api,cpi(0.1),nspi(5)
                  --operators rollout-csc,lstdq,exact --budget 200000 --seeds 3 --out DIR
-                 [--representation onehot] [--horizon H|geometric] [--rollout-m M]
-                 [--critic auto|lstd|regression|none]
+                 [--features onehot] [--horizon H|geometric] [--rollout-m M]
+                 [--critic auto|lstd|regression|none] [--OPTION VALUE ...]
+
+``--budget`` is the run's (its greedy calls share it); every other option of the registered
+operators is a flag of its name (``nsrl compare --help``).
 
 See :mod:`nsrl.experiments.compare` for the learners, the table and the figure.
 """
@@ -12,17 +15,9 @@ from __future__ import annotations
 
 import sys
 
-from nsrl.cli.common import (
-    UsageError,
-    add_operator_arguments,
-    add_problem_arguments,
-    check_sample_memory,
-    integer,
-    load_problem,
-    operator_options,
-    user_input,
-)
-from nsrl.cli.core import add_rollout_arguments, check_iterations
+from nsrl.cli.common import UsageError, add_problem_arguments, integer, load_problem, user_input
+from nsrl.cli.core import check_iterations
+from nsrl.cli.options import add_operator_arguments, check_sample_memory, operator_options
 from nsrl.greedy.registry import make_operator, operator_entry, operator_names, options_for
 
 
@@ -78,7 +73,7 @@ def _cmd_compare(args) -> int:
             check_sample_memory(op, mdp, per_call, what, "lower --budget")
             if operator_entry(op).sample_based:  # a budget too small for one state, now
                 try:
-                    make_operator(op, mdp, **per_operator[op], samples=per_call)
+                    make_operator(op, mdp, **per_operator[op], budget=per_call)
                 except ValueError as exc:
                     raise ValueError(f"{what} with {op}: {exc}") from None
         for name in ("compare.csv", "compare.png"):
@@ -115,13 +110,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--schemes", default=_DEFAULTS["--schemes"], help="comma-separated schemes")
     p.add_argument("--operators", default=_DEFAULTS["--operators"],
                    help=", ".join(operator_names()))
-    p.add_argument("--budget", type=integer(1), default=100_000, help="transitions per run")
+    p.add_argument("--budget", type=integer(1), default=100_000,
+                   help="transitions per run (each greedy call gets budget / iterations: "
+                   "the operators' own --budget is derived from it)")
     p.add_argument("--iterations", type=integer(1), default=20,
                    help="scheme iterations per run (20)")
-    add_rollout_arguments(p)
-    add_operator_arguments(p, ["--noise", "--representation"], {
-        "--noise": "noise amplitude iota of the projected operator",
-        "--representation": "state features of the sample-based operators (default: Phi)"})
+    add_operator_arguments(p, exclude=("budget",))
     p.add_argument("--seeds", type=integer(1), default=3, help="runs per learner (3)")
     p.add_argument("--seed", type=integer(0), default=0, help="first run seed (0)")
     p.add_argument("--sb3", default="", help="also SB3 learners, e.g. ppo,a2c,dqn")

@@ -1,13 +1,17 @@
 """``nsrl garnet`` and ``nsrl run``: the core commands (a stable contract).
 
-nsrl garnet --states S --actions A --branching B [--features P] [--gamma G] --seed N --out F
+nsrl garnet --states S --actions A --branching B [--n-features P] [--gamma G] --seed N --out F
 nsrl run --scheme NAME (--garnet S,A,B [--mdp-seed N] | --mdp F) [--iterations K]
-[--noise IOTA] [--operator NAME] [--samples N] [--horizon H|geometric] [--rollout-m M]
-[--critic auto|lstd|regression|none] [--seed N] [--json]
+[--operator NAME] [--OPTION VALUE ...] [--seed N] [--json]
+
+``--OPTION`` is any option of the registered operators, spelled as declared with dashes
+(``--noise``, ``--budget``, ``--features``, ``--value-estimate``, ``--horizon``,
+``--rollout-m``, ``--critic``...; ``nsrl run --help`` lists them).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -15,20 +19,23 @@ import numpy as np
 
 from nsrl.cli.common import (
     GAMMA_MAX,
-    OPERATOR_FLAGS,
     UsageError,
-    add_operator_arguments,
     add_problem_arguments,
     check_features,
-    check_sample_memory,
     integer,
     load_problem,
     npz_target,
-    operator_options,
     real,
     user_input,
 )
-from nsrl.greedy.registry import operator_names
+from nsrl.cli.options import (
+    _Renamed,
+    add_operator_arguments,
+    check_sample_memory,
+    flagged,
+    operator_options,
+)
+from nsrl.greedy.registry import make_operator, operator_entry, operator_names
 from nsrl.schemes.registry import scheme_names
 
 ORDER = 0  # listed first in ``nsrl --help``
@@ -38,10 +45,10 @@ def _cmd_garnet(args) -> int:
     from nsrl.experiments.safe_io import make_folder, output_error, remove_made
     from nsrl.model.garnet import garnet
 
-    check_features(args.features, args.states)
+    check_features(args.n_features, args.states)
     path = npz_target(args.out)  # what numpy writes: --out noext writes noext.npz; no link
     with user_input():
-        mdp = garnet(args.states, args.actions, args.branching, args.features, args.gamma,
+        mdp = garnet(args.states, args.actions, args.branching, args.n_features, args.gamma,
                      seed=args.seed)
     made = make_folder(path.parent)  # as reproduce and compare do with --out; said below
     try:  # mdp.save is atomic: an existing file stays whole until the new one is complete
@@ -59,41 +66,24 @@ def _cmd_garnet(args) -> int:
     return 0
 
 
-def make_operator(args, mdp):
-    """The registered operator named by ``--operator`` with the options given as flags."""
-    from nsrl.greedy.registry import operator_entry
+def build_operator(args, mdp):
+    """The registered operator named by ``--operator`` with the options given as flags.
 
-    name = args.operator
-    with user_input():
-        entry = operator_entry(name)
-    options = operator_options(args, [entry.name])
+    Built by :func:`nsrl.greedy.registry.make_operator`; a sample-based operator's memory
+    is checked first, and a refusal names the flags.
+    """
+    options = operator_options(args, [args.operator])
+    entry = operator_entry(args.operator)
     if entry.sample_based:
-        samples = options.get("samples", entry.params["samples"].default)
-        with user_input():  # the memory its --samples needs, before any work
-            check_sample_memory(name, mdp, samples, f"--samples {samples}", "lower --samples")
+        budget = options.get("budget", entry.params["budget"].default)
+        with user_input():  # the memory its --budget needs, before any work
+            check_sample_memory(entry.name, mdp, budget, f"--budget {budget}", "lower --budget")
     try:
-        return entry.make(mdp, **options)
+        return make_operator(entry.name, mdp, **options)
     except (ValueError, TypeError) as exc:  # name the flags the operator refused
-        flags = " ".join(f"{flag} {getattr(args, flag[2:].replace('-', '_'))}"
-                         for flag, key in OPERATOR_FLAGS.items() if key in options)
-        raise UsageError(f"--operator {name} with {flags}: {exc}") from None
-
-
-ROLLOUT_HELP = {
-    "--horizon": "rollout horizon H when no critic value ends the rollouts (the first call, "
-                 "--critic none): an int, or 'geometric' (unbiased, noisy at gamma near 1); "
-                 "default: the operator's (30)",
-    "--rollout-m": "rollout length m before the critic's bootstrap gamma^m V(s_m) (CBMPI); "
-                   "default: the operator's (1)",
-    "--critic": "what ends the m-step rollouts: lstd (LSTD(0) on the previous call's "
-                "transitions), regression (LinearRegression on its Q estimates), none (plain "
-                "H-step rollouts), auto (lstd)",
-}
-
-
-def add_rollout_arguments(p) -> None:
-    """--horizon, --rollout-m, --critic: the rollout operators' options (their declarations)."""
-    add_operator_arguments(p, ROLLOUT_HELP, ROLLOUT_HELP)
+        given = {args.operator_flags[k]: v for k, v in options.items()}
+        raise UsageError(f"--operator {args.operator} with "
+                         f"{flagged(given, options, args.operator_flags)}: {exc}") from None
 
 
 def check_iterations(iterations: int, mdp) -> None:
@@ -114,12 +104,12 @@ def _cmd_run(args) -> int:
     from nsrl.experiments.accuracy import check_losses
     from nsrl.schemes import make_scheme
 
-    operator_options(args, [args.operator])  # before any work
+    operator_options(args, [args.operator])  # the flags, before any work
     with user_input():
         scheme = make_scheme(args.scheme)
         mdp = load_problem(args)
         check_iterations(args.iterations, mdp)
-    operator = make_operator(args, mdp)
+    operator = build_operator(args, mdp)
     hist = run(scheme, operator, args.iterations, rng=np.random.default_rng(args.seed), mdp=mdp,
                progress=not args.json and sys.stderr.isatty())
     with user_input():  # an impossible loss is never printed
@@ -150,7 +140,10 @@ def add_parser(sub) -> None:
                    "beyond in O(S A b) (1e5 states: 0.2 s)")
     p.add_argument("--actions", type=integer(1), required=True)
     p.add_argument("--branching", type=integer(1), required=True)
-    p.add_argument("--features", type=integer(1), default=None)
+    p.add_argument("--n-features", type=integer(1), default=None,
+                   help="number of features p (S // 10)")
+    p.add_argument("--features", dest="n_features", type=integer(1), default=None,
+                   action=_Renamed, new="--n-features", help=argparse.SUPPRESS)
     p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99)
     p.add_argument("--seed", type=integer(0), required=True)
     p.add_argument("--out", required=True, help="file to write (.npz is appended if missing)")
@@ -163,10 +156,7 @@ def add_parser(sub) -> None:
     p.add_argument("--iterations", type=integer(1), default=100)
     p.add_argument("--operator", default="projected",
                    help="greedy operator: " + ", ".join(operator_names()) + " (default projected)")
-    add_operator_arguments(p, ["--noise", "--samples"], {
-        "--noise": "noise amplitude iota of the projected operator",
-        "--samples": "transitions per greedy call of a sample-based operator"})
-    add_rollout_arguments(p)
+    add_operator_arguments(p)
     p.add_argument("--seed", type=integer(0), default=0, help="run seed (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_run)

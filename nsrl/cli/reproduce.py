@@ -55,13 +55,13 @@ def add_parser(sub) -> None:
 
 def _cmd_reproduce(args) -> int:
     from nsrl.experiments.accuracy import InaccurateResult
-    from nsrl.experiments.registry import check_experiment, load_experiment, run_experiment
+    from nsrl.experiments.registry import check_experiment, load_experiment
 
     options = dict(jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
                    resume=args.resume, limit=args.limit)
     with user_input():  # every check before anything is written (manifests included)
         experiment = load_experiment(args.preset)
-        check_experiment(experiment, args.out, **options)
+        checked = check_experiment(experiment, args.out, **options)  # the one check
         if args.check:
             return _first_inputs(experiment)
     # SIGTERM (kill PID) ends like Ctrl-C: the session's wall time is logged on the way out.
@@ -82,8 +82,7 @@ def _cmd_reproduce(args) -> int:
             _plot(folder, quiet=bool(variant))
 
     try:  # the experiment's folder is locked for the whole run (and each variant's)
-        result = run_experiment(experiment, args.out, on_sweep=on_sweep, progress=True,
-                                **options)
+        result = checked.run(on_sweep=on_sweep, progress=True)
     except InaccurateResult as exc:  # the shards before it are kept; this one is not stored
         raise UsageError(str(exc)) from None
     if experiment.variants and not result["complete"]:

@@ -32,18 +32,19 @@ LEARNERS: dict = {}
 def scheme_learner(scheme_name: str, operator_name: str, iterations: int = 20, **options):
     """The learner that runs ``scheme_name`` with the registered operator ``operator_name``.
 
-    A sample-based operator gets ``samples = budget // iterations`` transitions per greedy
-    call and the run stops once ``budget`` transitions are used (CPI+'s value estimates
-    count), or after ``iterations``; a model-based one (exact, projected) runs
-    ``iterations`` and gives one checkpoint at 0 samples. ``options`` are the operator's
+    A sample-based operator gets ``budget // iterations`` transitions per greedy call (its
+    own ``budget``; ``budget`` here is the run's, shared by its calls) and the run stops
+    once ``budget`` transitions are used (CPI+'s value estimates count), or after
+    ``iterations``; a model-based one (exact, projected) runs ``iterations`` and gives one
+    checkpoint at 0 samples. ``options`` are the operator's
     own (:mod:`nsrl.greedy.registry`; checked now, an option it does not take is refused).
     """
     make_scheme(scheme_name)  # fail early on a bad name
     entry = operator_entry(operator_name)
-    entry.check({**options, **({"samples": 1} if entry.sample_based else {})})
+    entry.check({**options, **({"budget": 1} if entry.sample_based else {})})
 
     def learner(mdp, budget, seed):
-        extra = {"samples": max(1, budget // iterations)} if entry.sample_based else {}
+        extra = {"budget": max(1, budget // iterations)} if entry.sample_based else {}
         op = make_operator(entry.name, mdp, **options, **extra)
         hist = run(make_scheme(scheme_name), op, iterations, rng=np.random.default_rng(seed),
                    mdp=mdp, keep_outputs=True,

@@ -28,8 +28,8 @@ from nsrl.engine import ENGINE_NAMES
 from nsrl.experiments.accuracy import GAMMA_MAX
 from nsrl.experiments.domains import FEATURE_MAPS, check_instances, domain_names, domain_options
 from nsrl.greedy.model_based import ProjectedGreedy
-from nsrl.greedy.registry import FEATURES, operator_entry, operator_names, takers
-from nsrl.params import conform_fields, spec
+from nsrl.greedy.registry import BUDGET, FEATURES, operator_entry, operator_names, takers
+from nsrl.params import RENAMED, conform_fields, renamed, spec
 from nsrl.schemes import PAPER_SCHEMES, CPIPlus, make_scheme
 from nsrl.schemes.registry import scheme_options
 
@@ -101,29 +101,43 @@ class Sweep:
     noise_model: str = _PROJECTED["noise_model"].field()
     constant_feature: bool = _PROJECTED["constant_feature"].field()
     feature_law: str = _PROJECTED["feature_law"].field()
-    line_search_scores: str = _PROJECTED["value"].field()
+    value_estimate: str = _PROJECTED["value_estimate"].field()
     cpi_advantage: str = CPIPlus.params["advantage"].field()
     cpi_epsilon: float | None = CPIPlus.params["epsilon"].field()
     line_search: str = CPIPlus.params["line_search"].field()
     # The greedy operator (nsrl.greedy.registry): the paper's noisy projection, or learned
-    # from samples of the Garnet's native vector env (its batched generative model), with
-    # ``samples_per_pair`` x n_S x n_A transitions per greedy call and estimators on Phi or
-    # one-hot features.
+    # from samples of the Garnet's native vector env (its batched generative model) with
+    # estimators on Phi or one-hot ``features`` (the operators' option of that name).
     operator: str = spec("projected", choices=operator_names)  # read live: plugins too
-    representation: str = spec("phi", choices=FEATURES.rule.choices)
+    features: str = FEATURES.field("phi")
+    # A sweep's own setting, not an operator's: transitions per (state, action) pair, from
+    # which each instance's per-call ``budget`` is derived (samples_per_pair x n_S x n_A)
+    # when ``budget`` is not given.
     samples_per_pair: int = spec(10, ge=1)
     # The domain (nsrl.experiments.domains): Garnets, or a structured family (grid worlds, the
     # discretised mountain car) whose Phi is ``feature_map`` of the states' coordinates, with
-    # n_features features; ``samples_per_call`` fixes the budget per greedy call (default:
-    # samples_per_pair x n_S x n_A); ``engine`` is nsrl.run's.
+    # n_features features; ``budget`` fixes the transitions per greedy call on every instance
+    # (the operators' option of that name; None: samples_per_pair x n_S x n_A); ``engine``
+    # is nsrl.run's.
     domain: str = spec("garnet", choices=domain_names)  # read live: plugins too
     # The domain's own options (its registered declarations check them), e.g. {slip = 0.2}.
     domain_options: dict = dataclasses.field(default_factory=dict, hash=False)
     feature_map: str = spec("rbf", choices=FEATURE_MAPS)
-    samples_per_call: int | None = spec(None, ge=1)
+    budget: int | None = BUDGET.field(None)
     engine: str = spec("auto", choices=ENGINE_NAMES)
+    # The old spellings of three fields, read for one release (a DeprecationWarning names the
+    # new one): Sweep(representation="onehot") is Sweep(features="onehot").
+    line_search_scores: dataclasses.InitVar[str | None] = None
+    representation: dataclasses.InitVar[str | None] = None
+    samples_per_call: dataclasses.InitVar[int | None] = None
 
-    def __post_init__(self):
+    def __post_init__(self, line_search_scores=None, representation=None,
+                      samples_per_call=None):
+        old = {"line_search_scores": line_search_scores, "representation": representation,
+               "samples_per_call": samples_per_call}
+        for name, value in renamed({k: v for k, v in old.items() if v is not None},
+                                   _FIELDS, "sweep field ", stacklevel=5).items():
+            object.__setattr__(self, name, value)
         conform_fields(self, "sweep field")
         check_instances(self.domain, self.n_actions, self.branching)
         domain_options(self)  # unknown or bad options of the domain refused here
@@ -144,11 +158,10 @@ class Sweep:
                 f"sweep field 'feature_fraction': {self.feature_fraction} sets p per Garnet "
                 f"instance, so it excludes n_features (got {self.n_features}) and applies to "
                 f"the garnet domain only (got {self.domain!r}); set one of them.")
-        if "features" not in operator_entry(self.operator).params and \
-                self.representation != "phi":
-            raise ValueError(f"sweep field 'representation': the {self.operator} operator "
-                             f"takes no features (the projected one projects on Phi); e.g. "
-                             f"representation = \"phi\" (or a sample-based operator).")
+        if "features" not in operator_entry(self.operator).params and self.features != "phi":
+            raise ValueError(f"sweep field 'features': the {self.operator} operator takes no "
+                             f"features by name (the projected one projects on Phi); e.g. "
+                             f"features = \"phi\" (or a sample-based operator).")
         self._check_operator_fields()
         try:
             canonical = tuple(make_scheme(s).name for s in self.schemes)
@@ -161,13 +174,13 @@ class Sweep:
 
     def _check_operator_fields(self) -> None:
         """Refuse a reading that the sweep's operator cannot apply (it would be ignored)."""
-        for name, option in (("line_search_scores", "value"), ("feature_law", "feature_law")):
+        for name in ("value_estimate", "feature_law"):
             if getattr(self, name) != _DEFAULTS[name] and \
-                    option not in operator_entry(self.operator).params:
+                    name not in operator_entry(self.operator).params:
                 raise ValueError(
                     f"sweep field {name!r} = {getattr(self, name)!r}: the {self.operator} "
                     f"operator has no such option (operators that take it: "
-                    f"{', '.join(takers(option))}); use operator = \"projected\" or drop "
+                    f"{', '.join(takers(name))}); use operator = \"projected\" or drop "
                     f"the field.")
 
     def shards(self) -> list[Shard]:
@@ -191,7 +204,7 @@ class Sweep:
         return len(self.shards()) * self.n_runs * len(self.schemes) * self.n_iterations
 
     def to_dict(self) -> dict:
-        """Plain JSON-able dict (lists for tuples)."""
+        """Plain JSON-able dict (lists for tuples), keyed by the fields' names."""
         items = dataclasses.asdict(self).items()
         return {k: list(v) if isinstance(v, tuple) else v for k, v in items}
 
@@ -199,14 +212,17 @@ class Sweep:
         """sha256 of everything that determines the results (the name excluded).
 
         Stable across versions: a field added later enters it only when it differs from its
-        default (which reproduces what was computed before it existed), and the noise model
-        is written as the older ``relative_noise`` flag where that flag can express it. A
-        results folder written by an older nsrl is therefore resumed, not refused.
+        default (which reproduces what was computed before it existed), a renamed field is
+        hashed under the name it had when the first results were written (:data:`_HASHED_AS`),
+        and the noise model is written as the older ``relative_noise`` flag where that flag
+        can express it. A results folder written by an older nsrl is therefore resumed, not
+        refused.
         """
         data = {k: v for k, v in self.to_dict().items() if k != "name"}
         for key in _LATER_FIELDS:
             if data[key] == _DEFAULTS[key]:
                 del data[key]
+        data = {_HASHED_AS.get(k, k): v for k, v in data.items()}
         if data.get("noise_model", "relative") in ("relative", "absolute"):
             data["relative_noise"] = data.pop("noise_model", "relative") == "relative"
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
@@ -222,22 +238,24 @@ class Sweep:
 
         A sample-based operator's budget per call depends on the MDP: give its ``shard``.
         """
-        options = {"noise": self.noise, "noise_model": self.noise_model,
-                   "constant_feature": self.constant_feature, "value": self.line_search_scores,
-                   "feature_law": self.feature_law,
-                   "features": self.representation}
-        if shard is not None:
-            options["samples"] = self.budget(shard)
         declared = operator_entry(self.operator).params
-        return {k: v for k, v in options.items() if k in declared}
+        options = {k: getattr(self, k) for k in _OPERATOR_FIELDS if k in declared}
+        if shard is None:
+            options.pop("budget", None)
+        elif "budget" in declared:
+            options["budget"] = self.budget_for(shard)
+        return options
 
     @classmethod
-    def from_dict(cls, data: dict) -> Sweep:
+    def from_dict(cls, data: dict, *, record: bool = False) -> Sweep:
         """Build a sweep from a dict (as read from TOML or a manifest); unknown keys raise.
 
-        The older ``relative_noise = true | false`` is read as ``noise_model``.
+        The older ``relative_noise = true | false`` is read as ``noise_model``, and the old
+        names of renamed fields (:data:`nsrl.params.RENAMED`) as the new ones, with a
+        DeprecationWarning unless ``record`` (a manifest that nsrl wrote: nothing to fix).
         """
-        data = dict(data)
+        data = renamed_fields(data) if record else dict(data)
+        data = renamed(data, _FIELDS, "sweep key ", stacklevel=4)
         if "relative_noise" in data and "noise_model" not in data:
             legacy = data.pop("relative_noise")
             if not isinstance(legacy, bool):
@@ -274,10 +292,10 @@ class Sweep:
         """Whether the greedy steps are learned from samples (a budget per greedy call)."""
         return operator_entry(self.operator).sample_based
 
-    def budget(self, shard: Shard) -> int:
-        """Transitions per greedy call: samples_per_call, or samples_per_pair x n_S x n_A."""
-        if self.samples_per_call is not None:
-            return self.samples_per_call
+    def budget_for(self, shard: Shard) -> int:
+        """Transitions per greedy call on ``shard``: budget, or samples_per_pair x n_S x n_A."""
+        if self.budget is not None:
+            return self.budget
         return self.samples_per_pair * shard.n_states * shard.n_actions
 
     def run_rngs(self, shard: Shard, scheme: str) -> list[np.random.Generator]:
@@ -299,12 +317,25 @@ class Sweep:
 
 
 # Fields added after the first results were published, with the default that reproduces them.
-_LATER_FIELDS = ("constant_feature", "feature_law", "feature_fraction", "line_search_scores",
-                 "cpi_advantage", "cpi_epsilon", "line_search", "operator", "representation",
-                 "samples_per_pair", "domain", "feature_map", "samples_per_call", "engine",
+_LATER_FIELDS = ("constant_feature", "feature_law", "feature_fraction", "value_estimate",
+                 "cpi_advantage", "cpi_epsilon", "line_search", "operator", "features",
+                 "samples_per_pair", "domain", "feature_map", "budget", "engine",
                  "domain_options")
+# Renamed fields, hashed under their names of the first results (the fingerprint is stable).
+_HASHED_AS = {"value_estimate": "line_search_scores", "features": "representation",
+              "budget": "samples_per_call"}
+_OLD_NAMES = tuple(_HASHED_AS.values())
+# The fields that are options of an operator, under the operator's names (those of the
+# sweep's operator are passed on: Sweep.operator_options).
+_OPERATOR_FIELDS = (*_PROJECTED, "features", "budget")
 _DEFAULTS = {f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING
              else f.default for f in dataclasses.fields(Sweep)}
+_FIELDS = frozenset(_DEFAULTS)
+
+
+def renamed_fields(data: dict) -> dict:
+    """A sweep dict written under older field names, keyed by today's (silently)."""
+    return {RENAMED[k] if k in _OLD_NAMES else k: v for k, v in data.items()}
 
 
 def _instance(shard: Shard) -> tuple[int, int, int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,31 +122,69 @@ def experiment_of(folder: str | Path) -> Experiment | None:
     return next((e for e in EXPERIMENTS.values() if e.variants and e.holds(folder)), None)
 
 
-def check_experiment(experiment: Experiment, out: str | Path, **options: Any) -> None:
+@dataclass(frozen=True)
+class CheckedExperiment:
+    """An experiment whose sweeps, folders and run options passed :func:`check_experiment`.
+
+    :meth:`run` starts it without checking again (the Dask scheduler is probed and each
+    sweep's operator built once per start, not once per layer).
+    """
+
+    experiment: Experiment
+    out: str | Path
+    options: dict
+
+    def run(self, *, report: bool = True, on_sweep: Callable | None = None,
+            progress: bool = True) -> dict:
+        """Run it (see :func:`run_experiment` for the arguments and the result)."""
+        from nsrl.experiments.locking import locked
+        from nsrl.experiments.safe_io import make_folder, remove_made
+
+        options = {**self.options, "progress": progress}
+        if not self.experiment.variants:
+            return _run_sweeps(self.experiment, self.out, report, on_sweep, options)
+        made = make_folder(self.out)
+        try:
+            with locked(self.out):
+                return _run_sweeps(self.experiment, self.out, report, on_sweep, options)
+        finally:
+            remove_made(made)  # a failed start: the folders it made, if still empty
+
+
+def check_experiment(experiment: Experiment, out: str | Path,
+                     **options: Any) -> CheckedExperiment:
     """Raise ValueError for anything that would make :func:`run_experiment` fail; write nothing.
 
-    An experiment with variants also needs ``out`` itself writable and not locked by another
-    process (it holds the variants' folders and the combined table).
+    The run options (and a Dask scheduler) are checked once, then each sweep against its
+    folder (:func:`nsrl.experiments.runner.check_sweep`). An experiment with variants also
+    needs ``out`` itself writable and not locked by another process (it holds the variants'
+    folders and the combined table).
+
+    Returns:
+        The checked experiment; its :meth:`~CheckedExperiment.run` starts it.
     """
     from nsrl.experiments.locking import check_unlocked
-    from nsrl.experiments.runner import check_run
+    from nsrl.experiments.runner import check_backend, check_sweep
     from nsrl.experiments.storage import check_folder
 
+    check_backend(**{k: v for k, v in options.items() if k != "resume"})
     if experiment.variants:
         check_folder(out)
         check_unlocked(out)
+    per_sweep = {k: v for k, v in options.items() if k in ("jobs", "backend", "resume")}
     for variant, sweep in experiment.sweeps().items():
-        check_run(sweep, experiment.folder(out, variant), **options)
+        check_sweep(sweep, experiment.folder(out, variant), **per_sweep)
+    return CheckedExperiment(experiment, out, dict(options))
 
 
 def run_experiment(experiment: Experiment, out: str | Path, *, report: bool = True,
                    on_sweep: OnSweep | None = None, **options: Any) -> dict:
     """Run every sweep of ``experiment`` into ``out``, then its analysis once all are complete.
 
-    Everything is checked (:func:`check_experiment`) before anything is written. Each sweep's
-    folder is locked while it runs (:func:`nsrl.experiments.runner.run_sweep`); an experiment
-    with variants also holds the lock of ``out`` for the whole run, and a start that wrote
-    nothing removes the folders it made (never anything else).
+    Everything is checked, once (:func:`check_experiment`), before anything is written. Each
+    sweep's folder is locked while it runs (:func:`nsrl.experiments.runner.run_sweep`); an
+    experiment with variants also holds the lock of ``out`` for the whole run, and a start
+    that wrote nothing removes the folders it made (never anything else).
 
     Args:
         experiment: from :func:`load_experiment`.
@@ -164,29 +203,20 @@ def run_experiment(experiment: Experiment, out: str | Path, *, report: bool = Tr
         nsrl.experiments.accuracy.InaccurateResult: a shard's losses cannot be right (it is
             not stored; the shards before it are kept).
     """
-    from nsrl.experiments.locking import locked
-    from nsrl.experiments.safe_io import make_folder, remove_made
-
-    check_experiment(experiment, out, **{k: v for k, v in options.items() if k != "progress"})
-    if not experiment.variants:
-        return _run_sweeps(experiment, out, report, on_sweep, options)
-    made = make_folder(out)
-    try:
-        with locked(out):
-            return _run_sweeps(experiment, out, report, on_sweep, options)
-    finally:
-        remove_made(made)  # a failed start: the folders it made, if still empty
+    progress = options.pop("progress", True)
+    return check_experiment(experiment, out, **options).run(report=report, on_sweep=on_sweep,
+                                                            progress=progress)
 
 
 def _run_sweeps(experiment: Experiment, out: str | Path, report: bool, on_sweep: OnSweep | None,
                 options: dict) -> dict:
     """:func:`run_experiment` once it is checked (and ``out`` locked, with variants)."""
-    from nsrl.experiments.runner import run_sweep
+    from nsrl.experiments.runner import start_checked
 
     results = {}
     for variant, sweep in experiment.sweeps().items():
         folder = experiment.folder(out, variant)
-        results[variant] = result = run_sweep(sweep, folder, **options)
+        results[variant] = result = start_checked(sweep, folder, **options)
         if on_sweep is not None:
             on_sweep(variant, folder, result)
         elif report and (result["done"] == result["total"] or not variant):

@@ -111,7 +111,7 @@ def write_report(out) -> tuple[list[Path], Coverage]:
     if "samples" in pm.columns:  # a sample-based sweep: loss against transitions
         curves = pm.groupby(["scheme", "iteration"])[["samples", "mean"]].mean().reset_index()
         plot_loss_vs_samples(curves, out / "loss_vs_samples.png",
-                             f"{sweep.operator}, {sweep.representation} features")
+                             f"{sweep.operator}, {sweep.features} features")
         written.append(out / "loss_vs_samples.png")
     obs = observations(pm)
     obs.to_csv(out / "observations.csv", index=False)
@@ -185,7 +185,7 @@ def _sampled(sweep, pm: pd.DataFrame) -> list[str]:
     table = pd.DataFrame({"transitions": last["samples"].mean(),
                           "greedy error (last call)": last["error"].mean(),
                           "greedy error (mean over calls)": pm.groupby("scheme")["error"].mean()})
-    return [f"## Samples and greedy errors ({sweep.operator}, {sweep.representation} features, "
+    return [f"## Samples and greedy errors ({sweep.operator}, {sweep.features} features, "
             f"{sweep.samples_per_pair} x n_S x n_A transitions per call)", "",
             "Greedy error: rho (T v - T_pi' v) of the policy a call returned, measured with the "
             "model (rho = d_{pi,nu} for the CPI family, nu otherwise).", "",
@@ -215,7 +215,7 @@ def _cpu(out: Path, sweep) -> tuple[float, int, float]:
 def reading(sweep) -> str:
     """The sweep's reading of what the paper leaves unsaid, in one line."""
     if sweep.sampled:
-        return (f"greedy steps by {sweep.operator} on {sweep.representation} features, "
+        return (f"greedy steps by {sweep.operator} on {sweep.features} features, "
                 f"{sweep.samples_per_pair} x n_S x n_A transitions per call; CPI's advantage "
                 f"from the {'model' if sweep.cpi_advantage == 'exact' else 'operator'}, "
                 f"CPI+ line search '{sweep.line_search}'")
@@ -226,7 +226,7 @@ def reading(sweep) -> str:
             f"the {'model' if sweep.cpi_advantage == 'exact' else 'operator'}, epsilon "
             f"{'1e-3 R_max' if sweep.cpi_epsilon is None else f'{sweep.cpi_epsilon:g}'}, "
             f"CPI+ line search '{sweep.line_search}' scored by "
-            f"{'exact' if sweep.line_search_scores == 'exact' else 'estimated'} values")
+            f"{'exact' if sweep.value_estimate == 'exact' else 'estimated'} values")
 
 
 def _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out, obs) -> str:

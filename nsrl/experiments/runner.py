@@ -117,7 +117,7 @@ def compute_shard(spec: dict, shard: Shard, added=(), plugins=()) -> tuple[Shard
     }
     if sweep.sampled:
         columns["operator"] = np.full(n, sweep.operator, dtype=object)
-        columns["representation"] = np.full(n, sweep.representation, dtype=object)
+        columns["representation"] = np.full(n, sweep.features, dtype=object)
         columns["samples"] = np.concatenate([h.samples.ravel() for _, h in parts])
         columns["error"] = np.concatenate([h.errors.ravel() for _, h in parts])
     return shard, columns, time.process_time() - cpu
@@ -141,12 +141,12 @@ def shard_nbytes(sweep: Sweep, shard: Shard) -> int:
     """Estimated peak memory (bytes) of :func:`compute_shard` on ``shard``."""
     S, A, R, K = shard.n_states, shard.n_actions, sweep.n_runs, sweep.n_iterations
     # one run's sample-based operator (nsrl.greedy.registry: measured per operator)
-    sampled = operator_entry(sweep.operator).nbytes(S, A, sweep.budget(shard)) \
+    sampled = operator_entry(sweep.operator).nbytes(S, A, sweep.budget_for(shard)) \
         if sweep.sampled and sweep.domain == "garnet" else 0
     dense = _RUN_DENSE_BYTES * R * S * S if S <= BATCHED_MAX_STATES else 0  # batched engines
     if sweep.domain != "garnet":  # no dense n_S x n_S array; LSTD-Q on Phi keeps p^2 A^2
         p = sweep.n_features or DEFAULT_FEATURES
-        sampled = (160 * sweep.budget(shard) + 8 * (p * A) ** 2) if sweep.sampled else 0
+        sampled = (160 * sweep.budget_for(shard) + 8 * (p * A) ** 2) if sweep.sampled else 0
         dense = 0
     return (model_nbytes(sweep, shard) + dense + 16 * R * K * S
             + _ROW_BYTES * R * K * len(sweep.schemes) + _WORKER_BYTES + sampled)
@@ -157,9 +157,20 @@ def check_run(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
               limit: int | None = None) -> None:
     """Raise ValueError for any argument of :func:`run_sweep` that would fail; write nothing.
 
-    Checks the options, the output folder (:func:`~nsrl.experiments.storage.check_out`),
-    the memory of the largest shard times the local workers, and that the Dask scheduler
-    answers: everything that can be known before the manifest is written.
+    Checks the options and that the Dask scheduler answers (:func:`check_backend`), then the
+    sweep against its output folder (:func:`check_sweep`): everything that can be known
+    before the manifest is written.
+    """
+    check_backend(jobs=jobs, backend=backend, scheduler=scheduler, limit=limit)
+    check_sweep(sweep, out, jobs=jobs, backend=backend, resume=resume)
+
+
+def check_backend(*, jobs: int = 1, backend: str = "loky", scheduler: str | None = None,
+                  limit: int | None = None) -> None:
+    """Raise ValueError for run options that would fail, whatever the sweep.
+
+    The Dask scheduler is probed here (:func:`check_scheduler`, up to 10 s): once per start,
+    however many sweeps it runs.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs should be a positive int, got {jobs!r}.")
@@ -176,6 +187,18 @@ def check_run(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     if scheduler and backend != "dask":
         raise ValueError(f"a scheduler address is for --backend dask, got --backend {backend}; "
                          f"add --backend dask or drop --scheduler.")
+    if backend == "dask":
+        check_scheduler(scheduler)
+
+
+def check_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
+                resume: bool = False) -> None:
+    """Raise ValueError if ``sweep`` cannot run into ``out`` (options already checked).
+
+    Checks the output folder (:func:`~nsrl.experiments.storage.check_out`), a sample-based
+    operator's budget (:func:`check_budgets`) and the memory of the largest shard times the
+    local workers.
+    """
     check_out(out, sweep, resume)
     check_windows(sweep)
     if sweep.sampled:
@@ -190,8 +213,6 @@ def check_run(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
                      f"{largest.n_actions}) on {workers} worker(s)",
                      "use fewer --jobs" if workers > 1 and fits_one
                      else "use smaller n_states or n_actions (or fewer n_runs)")
-    else:
-        check_scheduler(scheduler)
 
 
 def check_windows(sweep: Sweep) -> None:
@@ -226,11 +247,13 @@ def check_budgets(sweep: Sweep) -> None:
         try:
             make_operator(sweep.operator, stand_in, **sweep.operator_options(shard))
         except ValueError as exc:
+            field = ("'budget':" if sweep.budget is not None else
+                     f"'samples_per_pair': {sweep.samples_per_pair} x n_S {shard.n_states} x "
+                     f"n_A {A} =")
             raise ValueError(
-                f"sweep field 'samples_per_pair': {sweep.samples_per_pair} x n_S "
-                f"{shard.n_states} x n_A {A} = {sweep.budget(shard)} transitions per greedy "
-                f"call are too few for {sweep.operator} ({str(exc).rstrip('.')}); raise "
-                f"samples_per_pair."
+                f"sweep field {field} {sweep.budget_for(shard)} transitions per greedy call "
+                f"are too few for {sweep.operator} ({str(exc).rstrip('.')}); raise "
+                f"{'budget' if sweep.budget is not None else 'samples_per_pair'}."
             ) from None
 
 
@@ -323,6 +346,18 @@ def run_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     """
     check_run(sweep, out, jobs=jobs, backend=backend, scheduler=scheduler, resume=resume,
               limit=limit)
+    return start_checked(sweep, out, jobs=jobs, backend=backend, scheduler=scheduler,
+                         resume=resume, progress=progress, limit=limit)
+
+
+def start_checked(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
+                  scheduler: str | None = None, resume: bool = False, progress: bool = True,
+                  limit: int | None = None) -> dict:
+    """:func:`run_sweep` once :func:`check_run` (or an experiment's check) has passed.
+
+    For callers that checked everything already, so that nothing is checked twice (the
+    scheduler probe, the operator build); anyone else calls :func:`run_sweep`.
+    """
     slow = [] if sweep.sampled else without_engine(sweep)
     if slow:
         warnings.warn(f"no batched engine for {', '.join(slow)}: its runs use the reference "

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nsrl.experiments.locking import check_unlocked
-from nsrl.experiments.presets import Shard, Sweep
+from nsrl.experiments.presets import Shard, Sweep, renamed_fields
 from nsrl.experiments.safe_io import (
     TMP_PREFIX,
     append_line,
@@ -46,8 +46,10 @@ from nsrl.model.memory import available_memory, format_bytes
 
 COLUMNS = ("n_states", "n_actions", "branching", "mdp", "run", "scheme", "iteration", "loss",
            "memory", "step")
-# A sweep with a sample-based operator also records which operator and features, the
-# transitions drawn so far and the greedy error rho (T v - T_{pi'} v) of each call.
+# A sweep with a sample-based operator also records which operator and features (the column
+# "representation" holds the sweep's ``features``: a stored format, kept so that the shards of
+# a folder resumed across the rename have one schema), the transitions drawn so far and the
+# greedy error rho (T v - T_{pi'} v) of each call.
 SAMPLED_COLUMNS = ("operator", "representation", "samples", "error")
 _META = b"nsrl.shard"
 # What nsrl reproduce and nsrl plot write in a results folder besides the manifest: a folder
@@ -145,7 +147,7 @@ def read_manifest(out) -> tuple[dict, Sweep | None]:
         raise ValueError(f"{manifest} is not a manifest written by nsrl reproduce "
                          f"({exc!r}); choose another --out folder.") from None
     try:
-        sweep = Sweep.from_dict(data["sweep"])
+        sweep = Sweep.from_dict(data["sweep"], record=True)  # older names read as today's
     except (ValueError, TypeError):
         sweep = None
     if sweep is not None and sweep.fingerprint() != data["fingerprint"]:
@@ -179,8 +181,8 @@ def check_out(out, sweep: Sweep, resume: bool = False) -> None:
                              f"empty or new --out folder.")
         return
     old, _ = read_manifest(out)
-    fingerprint, fields = old["fingerprint"], old["sweep"]
-    if fingerprint != sweep.fingerprint():
+    fingerprint, fields = old["fingerprint"], renamed_fields(old["sweep"])
+    if fingerprint != sweep.fingerprint():  # the canonical form: stable across renames
         diff = sorted(k for k, v in sweep.to_dict().items()
                       if fields.get(k) != v and k != "name")
         raise ValueError(

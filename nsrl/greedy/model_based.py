@@ -8,6 +8,8 @@ policy of the projection with the model.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -15,7 +17,7 @@ from nsrl.exact import backend, greedy_actions, q_values
 from nsrl.greedy.base import Greedy, Rho, policy_advantage, rho_array
 from nsrl.model.mdp import FiniteMDP
 from nsrl.model.memory import check_memory
-from nsrl.params import check_params, param
+from nsrl.params import param, set_params
 from nsrl.policies import AnyPolicy, Deterministic, NonStationary, stationary_table
 
 
@@ -128,9 +130,10 @@ class ProjectedGreedy(_ModelOperator):
         feature_law: the law of Phi's entries (:data:`FEATURE_LAWS`): ``"uniform"``
             (default, the Garnet's U[0, 1]), ``"centred"``, ``"gaussian"`` or ``"binary"``,
             each a map of the same draws (:func:`projection_features`).
-        value: what :meth:`value` returns (CPI+'s line-search scores): ``"exact"`` (default,
-            nu v_pi from the model) or ``"estimated"`` (nu Pi_{Phi,nu}(v_pi + u), the
-            operator's own noisy estimate, which draws noise).
+        value_estimate: what :meth:`value` returns (CPI+'s line-search scores): ``"exact"``
+            (default, nu v_pi from the model) or ``"estimated"`` (nu Pi_{Phi,nu}(v_pi + u),
+            the operator's own noisy estimate, which draws noise). ``value=`` is its old
+            spelling (deprecated).
         features: Phi, shape (n_states, p); defaults to ``mdp.features``.
 
     The projection is the rho-weighted least-squares fit
@@ -139,19 +142,28 @@ class ProjectedGreedy(_ModelOperator):
     the minimum-norm solution.
     """
 
-    # The options, declared once: this class, the batched engines, sweeps and the CLI read them.
+    # The options, declared once: this class, the batched engines, sweeps and the CLI read them
+    # (the sweep field, the keyword, the attribute and the flag ``--value-estimate`` are one name).
     params = {
         "noise": param(float, 0.1, ge=0, le=NOISE_MAX),
         "noise_model": param(str, "relative", choices=NOISE_MODELS),
         "constant_feature": param(bool, False),
-        "value": param(str, "exact", choices=VALUE_ESTIMATES),
+        "value_estimate": param(str, "exact", choices=VALUE_ESTIMATES),
         "feature_law": param(str, "uniform", choices=FEATURE_LAWS),
     }
+    # set from params by set_params (declared here for type checkers)
+    noise: float
+    noise_model: str
+    constant_feature: bool
+    value_estimate: str
+    feature_law: str
 
-    def __init__(self, mdp: FiniteMDP, noise: float = 0.1, noise_model: str = "relative",
-                 constant_feature: bool = False, value: str = "exact",
+    def __init__(self, mdp: FiniteMDP, noise: float = params["noise"].default,
+                 noise_model: str = params["noise_model"].default,
+                 constant_feature: bool = params["constant_feature"].default,
+                 value_estimate: str = params["value_estimate"].default,
                  features: npt.ArrayLike | None = None,
-                 feature_law: str = "uniform") -> None:
+                 feature_law: str = params["feature_law"].default, **deprecated: Any) -> None:
         super().__init__(mdp)
         p = mdp.n_features if features is None else np.shape(features)[-1]
         if p:  # Phi, sqrt(rho) Phi and lstsq's copy of it, before anything is drawn
@@ -167,21 +179,17 @@ class ProjectedGreedy(_ModelOperator):
             )
         if phi.ndim != 2 or phi.shape[0] != mdp.n_states:
             raise ValueError(f"features should have shape ({mdp.n_states}, p), got {phi.shape}.")
-        options = check_params(self.params, {"noise": noise, "noise_model": noise_model,
-                                             "constant_feature": constant_feature,
-                                             "value": value, "feature_law": feature_law},
-                               "ProjectedGreedy")
-        self.noise, self.noise_model = options["noise"], options["noise_model"]
-        self.constant_feature, self.value_estimate = options["constant_feature"], options["value"]
-        self.feature_law = options["feature_law"]
+        given = {"noise": noise, "noise_model": noise_model, "constant_feature": constant_feature,
+                 "value_estimate": value_estimate, "feature_law": feature_law}
+        if "value" in deprecated:  # the old spelling, given explicitly: it is what was meant
+            given.pop("value_estimate")
+        set_params(self, **given, **deprecated)
         self.features = projection_features(phi, self.constant_feature, self.feature_law)
         self.custom_features = features is not None  # the batched engines project on mdp's Phi
 
     def get_params(self) -> dict:
         """The declared options as set (:attr:`params`), e.g. to build the batched path."""
-        return {"noise": self.noise, "noise_model": self.noise_model,
-                "constant_feature": self.constant_feature, "value": self.value_estimate,
-                "feature_law": self.feature_law}
+        return {name: getattr(self, name) for name in self.params}
 
     def perturb(self, v: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
         """v + u(iota) by the noise model (:func:`perturb`); one uniform per state."""
@@ -204,7 +212,7 @@ class ProjectedGreedy(_ModelOperator):
         return self._result(target, rho_arr, v_hat)
 
     def value(self, policy: AnyPolicy, rng: np.random.Generator | None = None) -> float:
-        """nu v_pi: exact, or the noisy projected estimate (``value="estimated"``)."""
+        """nu v_pi: exact, or the noisy projected estimate (``value_estimate="estimated"``)."""
         v = self._backend.value(policy)
         if self.value_estimate == "exact":
             return float(self.mdp.start @ v)

@@ -153,11 +153,14 @@ def options_for(names: Sequence[str], options: dict) -> dict[str, dict]:
 
 # --- the built-in operators ----------------------------------------------------------------
 
-SAMPLES = param(int, 10_000, ge=1)  # transitions per greedy call
-FEATURES = param(str | None, None, choices=("phi", "onehot"))  # None: Phi if the model has it
+# Transitions drawn per greedy call (LSTDQ's and the rollouts' ``budget``; ``samples`` before).
+BUDGET = param(int, 10_000, ge=1)
+# The sample-based operators' state features by name: Phi, or one-hot (a table); None: Phi if
+# the model has it (``representation`` in sweeps before).
+FEATURES = param(str | None, None, choices=("phi", "onehot"))
 CRITICS = ("auto", "lstd", "regression", "none")  # what ends the rollouts, by name
 ROLLOUT_PARAMS = {
-    "samples": SAMPLES,
+    "budget": BUDGET,
     "features": FEATURES,
     "horizon": param(int | str | None, None, ge=1, choices=("geometric",)),
     "m": param(int | None, None, ge=1),
@@ -182,7 +185,7 @@ def _critic(name: str) -> object:
 def _rollout(kind: str) -> Callable:
     """Factory of RolloutCSC (``"csc"``) or RolloutRegression (``"reg"``) on the native env."""
 
-    def factory(mdp: FiniteMDP, samples: int, features: str | None, horizon: int | str | None,
+    def factory(mdp: FiniteMDP, budget: int, features: str | None, horizon: int | str | None,
                 m: int | None, critic: str) -> GreedyOperator:
         from sklearn.linear_model import LogisticRegression, Ridge
 
@@ -193,9 +196,9 @@ def _rollout(kind: str) -> Callable:
                                    if v is not None}
         env = FiniteMDPVectorEnv(mdp, num_envs=1)
         if kind == "csc":
-            return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=samples,
+            return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=budget,
                               features=features, critic=_critic(critic), **options)
-        return RolloutRegression(env, Ridge(alpha=1e-3), budget=samples, features=features,
+        return RolloutRegression(env, Ridge(alpha=1e-3), budget=budget, features=features,
                                  critic=_critic(critic), **options)
 
     return factory
@@ -207,12 +210,12 @@ def _one_critic(options: dict) -> None:
                          "run the horizon H: drop m or pick a critic.")
 
 
-def _lstdq(mdp: FiniteMDP, samples: int, features: str | None,
+def _lstdq(mdp: FiniteMDP, budget: int, features: str | None,
            ridge: float | None) -> GreedyOperator:
     from nsrl.envs import FiniteMDPVectorEnv
     from nsrl.greedy.lstdq import LSTDQ
 
-    return LSTDQ(FiniteMDPVectorEnv(mdp, num_envs=1), budget=samples, features=features,
+    return LSTDQ(FiniteMDPVectorEnv(mdp, num_envs=1), budget=budget, features=features,
                  ridge=ridge)
 
 
@@ -236,7 +239,7 @@ register_operator("projected", ProjectedGreedy, ProjectedGreedy.params,
                   summary="the paper's greedy(Pi_{Phi,rho}(v + noise))")
 # LSTD-Q's ridge in transitions; None: its default (1e-3 for one-hot or sparse tables, 10 else)
 RIDGE = param(float | None, None, ge=0)
-register_operator("lstdq", _lstdq, {"samples": SAMPLES, "features": FEATURES, "ridge": RIDGE},
+register_operator("lstdq", _lstdq, {"budget": BUDGET, "features": FEATURES, "ridge": RIDGE},
                   sample_based=True, memory=_lstdq_memory,
                   summary="LSTD-Q on the env's transitions (no reset-to-state)")
 register_operator("rollout-csc", _rollout("csc"), ROLLOUT_PARAMS, sample_based=True,

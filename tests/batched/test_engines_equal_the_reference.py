@@ -107,7 +107,7 @@ def test_each_branch_is_taken(monkeypatch, branch_name, scheme, probe):
 # Every reading of what the paper leaves unsaid (docs/decisions.md), one at a time: operator
 # options apply to every scheme, the CPI options to the schemes that take them.
 OPERATOR_READINGS = [{"noise_model": m} for m in ("absolute", "span")] + [
-    {"constant_feature": True}, {"value": "estimated"}, {"noise": 0.0}] + [
+    {"constant_feature": True}, {"value_estimate": "estimated"}, {"noise": 0.0}] + [
     {"feature_law": law} for law in ("centred", "gaussian", "binary")] + [
     {"feature_law": "centred", "constant_feature": True, "noise_model": "absolute"}]
 CPI_READINGS = [{"advantage": "exact"}, {"epsilon": 0.05}] + [
@@ -145,7 +145,7 @@ def test_cpi_readings_are_equal_in_both_engines(shape, name, value, options):
     cls = make_scheme(name).__class__
     if "line_search" in options and not takes(cls, "line_search"):
         pytest.skip(f"{name} has no line search")
-    check_equal(nsrl.garnet(*shape, seed=9), lambda: cls(**options), {"value": value})
+    check_equal(nsrl.garnet(*shape, seed=9), lambda: cls(**options), {"value_estimate": value})
 
 
 @pytest.mark.parametrize("name", registered_names())

@@ -142,7 +142,7 @@ def test_check_memory_refuses_only_beyond_the_available(monkeypatch):
     (["run", "--scheme", "api", "--garnet", "10,2,1", "--seed", "-1"], "--seed"),
     (["run", "--scheme", "api", "--garnet", "10,2,1", "--mdp-seed", "-1"], "--mdp-seed"),
     (["run", "--scheme", "api", "--garnet", "10,2,1", "--gamma", "1"], "--gamma"),
-    (["run", "--scheme", "api", "--garnet", "10,2,1", "--samples", "0"], "--samples"),
+    (["run", "--scheme", "api", "--garnet", "10,2,1", "--budget", "0"], "--budget"),
     (["bounds", "--garnet", "10,2,1", "--tol", "inf"], "--tol"),
     (["bounds", "--garnet", "10,2,1", "--tol", "nan"], "--tol"),
     (["bounds", "--garnet", "10,2,1", "--m", "0"], "--m"),
@@ -568,7 +568,7 @@ def test_compare_with_too_small_a_rollout_budget_leaves_no_folder(tmp_path, caps
 
 def test_a_sweep_with_too_small_a_rollout_budget_is_refused_before_any_shard(tmp_path, capsys):
     out = tmp_path / "o"
-    preset = toml(tmp_path, operator='"rollout-csc"', representation='"onehot"',
+    preset = toml(tmp_path, operator='"rollout-csc"', features='"onehot"',
                   samples_per_pair="1")
     err = usage_error(["reproduce", "--preset", preset, "--out", out], capsys)
     assert "'samples_per_pair'" in err and "raise samples_per_pair" in err
@@ -737,10 +737,10 @@ def test_lstdq_counts_are_the_same_bits_with_and_without_numba(monkeypatch):
      "--iterations 1,000,000,000,000 (the history of every iteration) needs about"),
     (["compare", "--garnet", "10,2,1", "--iterations", "1e12", "--out", "c"],
      "--iterations 1,000,000,000,000"),
-    (["run", "--scheme", "api", "--garnet", "10,2,1", "--features", "11"],
-     "--features 11 is more than the 10 states"),
+    (["run", "--scheme", "api", "--garnet", "10,2,1", "--n-features", "11"],
+     "--n-features 11 is more than the 10 states"),
     (["garnet", "--states", "10", "--actions", "2", "--branching", "1", "--seed", "0",
-      "--features", "100000", "--out", "g"], "use --features 10 or fewer"),
+      "--n-features", "100000", "--out", "g"], "use --n-features 10 or fewer"),
 ])
 def test_a_former_traceback_is_one_line(argv, expected, tmp_path, monkeypatch, little_memory,
                                         capsys):

@@ -56,7 +56,7 @@ def test_garnet_then_run_from_file(tmp_path, capsys):
                 "2",
                 "--branching",
                 "3",
-                "--features",
+                "--n-features",
                 "4",
                 "--gamma",
                 "0.9",
@@ -99,7 +99,7 @@ def test_garnet_then_run_from_file(tmp_path, capsys):
         (["run", "--scheme", "api", "--garnet", "10,2,1", "--horizon", "geometric"],
          "--horizon"),
         (["run", "--scheme", "api", "--garnet", "10,2,1", "--operator", "rollout-csc",
-          "--horizon", "geometric", "--samples", "50"], "too small"),
+          "--horizon", "geometric", "--budget", "50"], "too small"),
     ],
 )
 def test_errors_are_one_line_exit_2(argv, match, capsys):

@@ -14,7 +14,7 @@ from nsrl.experiments import compare
 
 def test_run_json_reports_cumulative_samples(capsys):
     code = main(["run", "--scheme", "api", "--garnet", "12,2,2", "--operator", "rollout-csc",
-                 "--samples", "800", "--iterations", "3", "--json"])
+                 "--budget", "800", "--iterations", "3", "--json"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["operator"] == "rollout-csc" and len(out["samples"]) == 3
@@ -26,7 +26,7 @@ def test_run_json_reports_cumulative_samples(capsys):
 @pytest.mark.parametrize("op", ["rollout-reg", "lstdq"])
 def test_run_with_each_sample_operator(op, capsys):
     code = main(["run", "--scheme", "nspi(2)", "--garnet", "12,2,2", "--operator", op,
-                 "--samples", "1000", "--iterations", "2", "--json"])
+                 "--budget", "1000", "--iterations", "2", "--json"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["samples"][-1] > 0 and all(np.isfinite(out["losses"]))
@@ -34,7 +34,7 @@ def test_run_with_each_sample_operator(op, capsys):
 
 def test_budget_too_small_is_a_usage_error(capsys):
     code = main(["run", "--scheme", "api", "--garnet", "12,2,2", "--operator", "rollout-csc",
-                 "--samples", "5"])
+                 "--budget", "5"])
     assert code == 2
     assert "too small" in capsys.readouterr().err
 
@@ -64,8 +64,8 @@ def test_learner_checkpoints_stop_at_the_budget(monkeypatch):
     assert 0.95 * 8000 <= samples[-1] <= 8000
     # An operator that spends three times its share is stopped once the budget is used.
     original = compare.make_operator
-    monkeypatch.setattr(compare, "make_operator", lambda name, mdp, samples, **kw: original(
-        name, mdp, samples=3 * samples, **kw))
+    monkeypatch.setattr(compare, "make_operator", lambda name, mdp, budget, **kw: original(
+        name, mdp, budget=3 * budget, **kw))
     samples = [s for s, _ in learner(mdp, 8000, 0)]
     assert samples == sorted(samples) and 10 < len(samples) < 20
     assert samples[-1] >= 8000 and samples[-2] < 8000
@@ -99,7 +99,7 @@ def test_bad_names_are_refused(tmp_path, capsys):
 
 def test_fixed_horizon_budget_is_spent_exactly(tmp_path):
     code = main(["compare", "--garnet", "10,2,2", "--schemes", "api", "--operators",
-                 "rollout-reg", "--representation", "onehot", "--horizon", "5", "--budget",
+                 "rollout-reg", "--features", "onehot", "--horizon", "5", "--budget",
                  "3000", "--seeds", "1", "--iterations", "3", "--out", str(tmp_path)])
     assert code == 0
     df = pd.read_csv(tmp_path / "compare.csv")
@@ -141,7 +141,7 @@ def test_run_rollout_options_are_the_operator_arguments(options, kwargs, capsys)
     from nsrl.greedy import RolloutCSC
 
     out = _run_json(["run", "--scheme", "api", "--garnet", "12,2,2", "--operator",
-                     "rollout-csc", "--samples", "1200", "--iterations", "4", "--seed", "3",
+                     "rollout-csc", "--budget", "1200", "--iterations", "4", "--seed", "3",
                      "--json", *options], capsys)
     mdp = nsrl.garnet(12, 2, 2, seed=0)
     if kwargs.get("critic") == "regression":
@@ -155,7 +155,7 @@ def test_run_rollout_options_are_the_operator_arguments(options, kwargs, capsys)
 
 def test_geometric_horizon_without_critic_draws_about_the_budget(capsys):
     out = _run_json(["run", "--scheme", "api", "--garnet", "12,2,2", "--operator",
-                     "rollout-reg", "--samples", "4000", "--iterations", "3", "--horizon",
+                     "rollout-reg", "--budget", "4000", "--iterations", "3", "--horizon",
                      "geometric", "--critic", "none", "--json"], capsys)
     per_call = np.diff([0] + out["samples"])
     # 20 states x 2 actions x geometric lengths of mean 100: 4000 in expectation, not exactly
@@ -164,7 +164,7 @@ def test_geometric_horizon_without_critic_draws_about_the_budget(capsys):
 
 def test_compare_takes_the_rollout_options(tmp_path):
     code = main(["compare", "--garnet", "10,2,2", "--schemes", "api", "--operators",
-                 "rollout-reg,lstdq", "--representation", "onehot", "--horizon", "5",
+                 "rollout-reg,lstdq", "--features", "onehot", "--horizon", "5",
                  "--critic", "none", "--budget", "3000", "--seeds", "1", "--iterations", "3",
                  "--out", str(tmp_path)])
     assert code == 0
@@ -200,11 +200,11 @@ def test_critic_names_map_to_operator_arguments():
     from sklearn.linear_model import LinearRegression
 
     mdp = nsrl.garnet(8, 2, 2, seed=0)
-    op = nsrl.make_operator("rollout-csc", mdp, samples=1000, critic="none", horizon="geometric")
+    op = nsrl.make_operator("rollout-csc", mdp, budget=1000, critic="none", horizon="geometric")
     assert op.critic is None and op.horizon is None  # None: the geometric horizon
-    op = nsrl.make_operator("rollout-reg", mdp, samples=1000, critic="regression", m=4)
+    op = nsrl.make_operator("rollout-reg", mdp, budget=1000, critic="regression", m=4)
     assert isinstance(op.critic.regressor, LinearRegression) and op.m == 4
     with pytest.raises(ValueError, match="option 'critic' should be a string, one of 'auto'"):
-        nsrl.make_operator("rollout-csc", mdp, samples=1000, critic="magic")
+        nsrl.make_operator("rollout-csc", mdp, budget=1000, critic="magic")
     with pytest.raises(ValueError, match="unknown option.*'noise'"):
         nsrl.make_operator("rollout-csc", mdp, noise=0.1)

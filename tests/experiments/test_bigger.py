@@ -16,7 +16,7 @@ from nsrl.experiments.report import load_per_mdp
 from nsrl.greedy.feature_maps import KINDS
 
 GRID = dict(domain="gridworld", n_states=(36,), n_actions=(4,), branching=(4,), n_mdps=2,
-            n_runs=1, n_iterations=3, n_features=9, samples_per_call=600, engine="reference",
+            n_runs=1, n_iterations=3, n_features=9, budget=600, engine="reference",
             schemes=("api", "cpi+", "psdp"))
 
 
@@ -35,14 +35,14 @@ def test_a_domain_sweep_builds_the_family_s_model_with_phi_of_the_coordinates():
     small = dataclasses.replace(car, n_states=(49,))
     mdp = build_mdp(small, Shard(49, 3, 3, 0))
     assert mdp.n_states == 49 and np.allclose(mdp.features.sum(axis=1), 4)  # 4 tilings
-    assert car.budget(Shard(100_000, 3, 3, 0)) == 600
+    assert car.budget_for(Shard(100_000, 3, 3, 0)) == 600
 
 
 @pytest.mark.parametrize(("change", "match"), [
     ({"n_actions": (2,)}, r"n_actions = \[4\] and branching = \[4\]"),
     ({"domain": "mountain-car"}, r"n_actions = \[3\]"),
     ({"feature_map": "fourier"}, "feature_map"),
-    ({"samples_per_call": 0}, "samples_per_call"),
+    ({"budget": 0}, "budget"),
     ({"engine": "fast"}, "engine"),
 ])
 def test_a_domain_sweep_that_makes_no_sense_is_refused(change, match):

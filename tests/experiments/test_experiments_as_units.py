@@ -57,7 +57,7 @@ def test_the_sampled_family_compares_operators_on_one_protocol(tmp_path, monkeyp
     """Sample-based variants record transitions and greedy errors; the table and the figure
     put them beside the projected operator's."""
     variants = {"projected": {}, "lstdq-onehot": {"operator": "lstdq",
-                                                  "representation": "onehot"}}
+                                                  "features": "onehot"}}
     base = dataclasses.replace(TINY, name="sampled", samples_per_pair=20)
     monkeypatch.setitem(registry.EXPERIMENTS, "sampled", Experiment(
         "sampled", base, variants, "samples", sampled_analysis))

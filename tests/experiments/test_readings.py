@@ -8,7 +8,7 @@ from nsrl.experiments.presets import Sweep
 from nsrl.greedy.model_based import projection_features
 
 
-@pytest.mark.parametrize("field, value", [("line_search_scores", "estimated"),
+@pytest.mark.parametrize("field, value", [("value_estimate", "estimated"),
                                           ("feature_law", "gaussian")])
 def test_a_projected_reading_is_refused_with_a_sample_based_operator(field, value):
     with pytest.raises(ValueError, match=rf"'{field}'.*lstdq operator has no such option "

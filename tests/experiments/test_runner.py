@@ -180,7 +180,7 @@ def test_a_scheme_without_engine_runs_on_the_reference_path(tmp_path, api_under_
 
 SAMPLED = Sweep(name="sampled", n_states=(20,), n_actions=(2, 3), branching=(2,), n_mdps=1,
                 n_runs=2, n_iterations=5, schemes=("api", "cpi(0.1)", "psdp", "nspi(3)"),
-                operator="lstdq", representation="onehot", samples_per_pair=20)
+                operator="lstdq", features="onehot", samples_per_pair=20)
 
 
 @pytest.mark.parametrize("operator", ["lstdq", "rollout-csc"])
@@ -201,7 +201,7 @@ def test_sample_based_sweep_is_the_reference_run_for_any_worker_count(tmp_path, 
     shard = sweep.shards()[1]
     mdp = garnet(20, 3, 2, seed=np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard))))
     rng = sweep.run_rngs(shard, "PSDP")[1]
-    h = nsrl.run(nsrl.PSDP(), nsrl.make_operator(operator, mdp, samples=20 * 20 * 3,
+    h = nsrl.run(nsrl.PSDP(), nsrl.make_operator(operator, mdp, budget=20 * 20 * 3,
                                                  features="onehot"), 5, rng=rng,
                  measure_errors=True)
     got = seq[(seq.n_actions == 3) & (seq.scheme == "PSDP") & (seq.run == 1)]
@@ -214,7 +214,7 @@ def test_sample_based_sweep_is_the_reference_run_for_any_worker_count(tmp_path, 
 def test_a_sample_based_sweep_keeps_the_projected_sweeps_fingerprints_and_seeds():
     """Adding operators changed nothing for the projected operator: same seeds, and the
     sample-based runs draw from other streams."""
-    projected = dataclasses_replace(SAMPLED, operator="projected", representation="phi")
+    projected = dataclasses_replace(SAMPLED, operator="projected", features="phi")
     shard = SAMPLED.shards()[0]
     a = projected.run_rngs(shard, "API")[0].random()
     b = SAMPLED.run_rngs(shard, "API")[0].random()

@@ -250,9 +250,9 @@ def test_refusals():
         LSTDQ(gym.make("CartPole-v1"), budget=10, gamma=0.9, features="onehot")
     # the registry's ridge option reaches LSTD-Q, and a negative one is refused
     mdp = nsrl.garnet(5, 2, 2, seed=0)
-    assert nsrl.make_operator("lstdq", mdp, samples=5, ridge=0.5).ridge == 0.5
+    assert nsrl.make_operator("lstdq", mdp, budget=5, ridge=0.5).ridge == 0.5
     with pytest.raises(ValueError, match="ridge"):
-        nsrl.make_operator("lstdq", mdp, samples=5, ridge=-1.0)
+        nsrl.make_operator("lstdq", mdp, budget=5, ridge=-1.0)
 
 
 @pytest.mark.parametrize("value", ["lstd", "rollouts"])

@@ -20,7 +20,8 @@ def test_every_operator_is_built_with_its_defaults_and_refuses_unknown_options(n
 @pytest.mark.parametrize(("options", "says"), [
     ({"noise": -0.1}, r"option 'noise' should be a finite float in \[0, 1e\+06\], got -0.1"),
     ({"noise_model": "gauss"}, "option 'noise_model' should be a string, one of 'relative'"),
-    ({"value": "guess"}, "option 'value' should be a string, one of 'exact', 'estimated'"),
+    ({"value_estimate": "guess"},
+     "option 'value_estimate' should be a string, one of 'exact', 'estimated'"),
 ])
 def test_the_batched_state_and_the_operator_refuse_the_same_values(options, says):
     """Batch reads ProjectedGreedy's declaration: the error names the option, not numpy."""

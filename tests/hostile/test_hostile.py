@@ -160,8 +160,8 @@ ROWS = [
      ValueError, r"1e\+12 sort keys, O\(S\^2 A\) time: about 2.17 h .* draw='scalable'"),
     # --- the command line: one line, exit 2, before any work ----------------------------
     ("cli-samples-memory", lambda t: ["run", "--scheme", "api", "--garnet", "20,2,2",
-                                      "--operator", "lstdq", "--samples", "100000000000"],
-     2, "--samples 100000000000 with lstdq needs about .* lower --samples"),
+                                      "--operator", "lstdq", "--budget", "100000000000"],
+     2, "--budget 100000000000 with lstdq needs about .* lower --budget"),
     ("cli-bounds-size", lambda t: ["bounds", "--garnet", "1000000,10,10"],
      2, "bounds --garnet 1000000,10,10 .* use fewer states"),
     ("cli-nspi-window", lambda t: ["reproduce", "--preset", preset(t, schemes=["nspi(1000000000)"]),

@@ -28,32 +28,32 @@ class Batch:
 
     Args:
         mdp: the FiniteMDP (with features: the paper's projected operator needs Phi).
-        noise: amplitude iota of the uniform noise (ProjectedGreedy's ``noise``).
-        noise_model: ProjectedGreedy's ``noise_model``.
-        constant_feature: ProjectedGreedy's ``constant_feature``.
-        value: ProjectedGreedy's ``value`` (how CPI+'s candidates are scored).
-        feature_law: ProjectedGreedy's ``feature_law`` (the law of Phi's entries).
         solvers: the solver thresholds (:class:`nsrl.batched.linalg.solvers.Solvers`).
+        **options: the projected operator's options, as declared by
+            :attr:`nsrl.greedy.ProjectedGreedy.params` (noise, noise_model, constant_feature,
+            value_estimate, feature_law; each defaults to the declaration's), stored under
+            the same names.
     """
 
-    def __init__(self, mdp, noise: float = 0.1, noise_model: str = "relative",
-                 constant_feature: bool = False, value: str = "exact",
-                 feature_law: str = "uniform", solvers: Solvers = DEFAULT):
+    # the projected operator's options, set from its declarations (declared for type checkers)
+    noise: float
+    noise_model: str
+    constant_feature: bool
+    value_estimate: str
+    feature_law: str
+
+    def __init__(self, mdp, solvers: Solvers = DEFAULT, **options):
         if mdp.features is None:
             raise ValueError("the batched engines run the projected operator: the MDP needs "
                              "features Phi (e.g. nsrl.garnet draws them).")
-        options = check_params(ProjectedGreedy.params, {
-            "noise": noise, "noise_model": noise_model, "constant_feature": constant_feature,
-            "value": value, "feature_law": feature_law}, "the projected operator")
-        self.mdp, self.noise, self.noise_model = mdp, options["noise"], options["noise_model"]
-        self.value_estimate, self.solvers = options["value"], solvers
-        constant_feature = options["constant_feature"]
+        vars(self).update(check_params(ProjectedGreedy.params, options, "the projected operator"))
+        self.mdp, self.solvers = mdp, solvers
         self.n, self.gamma = mdp.n_states, mdp.gamma
         self.nxt, self.probs = mdp.successors
         self.R = np.ascontiguousarray(mdp.R, dtype=np.float64)
         # precision of the LU factors (refine.factor), and of systems kept only to be factored
         self.lu_dtype = np.float32 if self.n >= solvers.mixed_min_states else np.float64
-        self.phi = projection_features(mdp.features, constant_feature, options["feature_law"])
+        self.phi = projection_features(mdp.features, self.constant_feature, self.feature_law)
         self.states = np.arange(self.n)
         self.v_star = backend(mdp).optimal_value()
         self.mu = np.full(self.n, 1.0 / self.n)
@@ -134,7 +134,7 @@ class Noise:
     ``noise[runs, k]`` is iteration k's greedy draw for ``runs``. Drawn up front by default
     (one Generator call of shape (K, n) per run gives the same numbers as K calls of n);
     ``lazy`` draws when asked instead, because a run whose operator also estimates values
-    (CPI+ scoring by ``value="estimated"``) draws a data-dependent number of vectors in
+    (CPI+ scoring by ``value_estimate="estimated"``) draws a data-dependent number of vectors in
     between: :meth:`extra`.
     """
 

@@ -14,8 +14,8 @@ from nsrl.experiments.presets import Sweep
 SCHEMES = ("api", "api(0.1)", "cpi", "cpi(0.1)", "cpi+", "nspi(5)", "psdp")
 SWEEP = Sweep(name="bigger", domain="gridworld", n_states=(10_000, 100_000), n_actions=(4,),
               branching=(4,), n_mdps=2, n_runs=1, n_iterations=10, schemes=SCHEMES,
-              n_features=100, feature_map="rbf", samples_per_call=100_000,
-              representation="phi", engine="reference")
+              n_features=100, feature_map="rbf", budget=100_000,
+              features="phi", engine="reference")
 _CAR = {"domain": "mountain-car", "n_actions": (3,), "branching": (3,), "n_mdps": 1}
 _OPERATORS = {"exact": {"operator": "exact"}, "projected": {},
               "lstdq": {"operator": "lstdq"}, "rollout": {"operator": "rollout-csc"}}

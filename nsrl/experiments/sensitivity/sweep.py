@@ -51,11 +51,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     **{f"epsilon-{e:g}": {"cpi_epsilon": e, **CPI_PLUS} for e in EPSILONS},
     "largest-improving": {"line_search": "largest-improving", **CPI_PLUS},
     "doubling": {"line_search": "doubling", **CPI_PLUS},
-    "estimated-scores": {"line_search_scores": "estimated", **CPI_PLUS},
+    "estimated-scores": {"value_estimate": "estimated", **CPI_PLUS},
     "exact-advantage+doubling": {"cpi_advantage": "exact", "line_search": "doubling",
                                  **CPI_PLUS},
     "exact-advantage+estimated-scores": {"cpi_advantage": "exact",
-                                         "line_search_scores": "estimated", **CPI_PLUS},
+                                         "value_estimate": "estimated", **CPI_PLUS},
     "constant-feature+exact-advantage": {"constant_feature": True, "cpi_advantage": "exact",
                                          **CPI_PLUS},
 }
