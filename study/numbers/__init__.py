@@ -20,6 +20,7 @@ from study.numbers import (  # noqa: F401  (each module registers its renderers)
     sensitivity,
     tables,
     targets,
+    toolkit,
 )
 from study.numbers.registry import BLOCKS, block
 from study.numbers.render import check_pages, render_pages

@@ -1,0 +1,28 @@
+"""Outputs of the toolkit step's measurements, quoted whole: the exact backend beside its
+peers on the idle machine (docs/scale.md).
+
+Sources (benchmarks/results/): bench_exact_peers_idle.txt (``bench_exact_peers.py`` on one
+core of the idle machine).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from study.numbers.registry import block
+from study.numbers.sources import read_text
+
+R = "benchmarks/results/"
+PEERS_IDLE = R + "bench_exact_peers_idle.txt"
+
+
+def _quoted(root: Path, rel: str, keep=lambda line: True) -> str:
+    """The lines of ``rel`` that ``keep`` accepts, as a fenced text block naming the file."""
+    lines = [line.rstrip() for line in read_text(root, rel).splitlines() if keep(line)]
+    return "```text\n" + "\n".join(lines) + f"\n```\n(`{rel}`)\n"
+
+
+@block("scale-exact-peers-idle", sources=[PEERS_IDLE])
+def peers_idle(root: Path) -> str:
+    """The idle run's table (the peers' warnings left out)."""
+    return _quoted(root, PEERS_IDLE, lambda line: not line.startswith((" ", "/")))
