@@ -1,5 +1,6 @@
-"""Outputs of the toolkit step's measurements, quoted whole: the exact backend beside its
-peers on the idle machine (docs/scale.md).
+"""Outputs of the toolkit step's measurements, quoted whole.
+
+The exact backend beside its peers on the idle machine (docs/scale.md).
 
 Sources (benchmarks/results/): bench_exact_peers_idle.txt (``bench_exact_peers.py`` on one
 core of the idle machine).
