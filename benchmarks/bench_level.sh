@@ -40,10 +40,10 @@ for name in old new old new; do
     env OPENBLAS_NUM_THREADS=1 python -m nsrl.cli reproduce --preset quick \
     --out "quick-$name" --jobs 2 --no-plot
 done
-for name in old new; do
+for name in old new old new; do
   src="$([ "$name" = old ] && echo "$old" || echo "$repo")"
-  echo "$name bench_sweep --instances mid:"
+  echo "$name bench_sweep --instances mid --baseline-runs 1:"
   side "$name" python "$src/benchmarks/bench_sweep.py" --instances mid --baseline-runs 1 \
-    2>/dev/null | grep -iE "total|scheme-iter|per second|fast" | head -6
+    2>/dev/null | grep -E "scheme-iterations/s|fast path :"
 done
 echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
