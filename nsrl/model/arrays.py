@@ -54,6 +54,11 @@ def _first_entry(arr: np.ndarray) -> object:
     return arr.reshape(-1)[0] if arr.size else None
 
 
+# Work this small is never refused: reading the available memory costs more than the copy
+# (measured: a tenth of the reference loop's time on Garnet(100, 5, 2), one policy a step).
+_ALWAYS_FITS = 2**20
+
+
 def check_copy_memory(name: str, shape: tuple[int, ...], bytes_per_entry: float) -> None:
     """Refuse, before allocating, work of ``bytes_per_entry`` bytes per entry of ``shape``.
 
@@ -61,6 +66,8 @@ def check_copy_memory(name: str, shape: tuple[int, ...], bytes_per_entry: float)
         ValueError: the estimate exceeds the memory available now (names ``name`` and shape).
     """
     n = float(np.prod(shape, dtype=np.float64))
+    if bytes_per_entry * n <= _ALWAYS_FITS:  # the hot path (a policy a step) reads no /proc
+        return
     check_memory(bytes_per_entry * n,
                  f"checking and copying {name} of shape {shape} ({n:.3g} entries, "
                  f"{format_bytes(8.0 * n)} as float64)",
