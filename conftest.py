@@ -5,6 +5,9 @@ import importlib.util
 # The SB3 bridge imports torch and stable-baselines3 (the `sb3` extra): without them its
 # doctests cannot even be imported, so they are skipped, as tests/test_sb3.py is.
 collect_ignore_glob = []
+# The example plugin registers its names when imported: it is loaded by the tests that name
+# it, never by doctest collection (which would register it in every worker before any test).
+collect_ignore_glob.append("tests/plugins/*")
 if importlib.util.find_spec("stable_baselines3") is None:
     collect_ignore_glob.append("nsrl/sb3/*")
 
