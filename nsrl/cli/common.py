@@ -93,21 +93,6 @@ def npz_target(text: str, option: str = "--out") -> Path:
     return path
 
 
-def check_sample_memory(operator: str, mdp, transitions: int, what: str, fix: str) -> None:
-    """Refuse a sample-based operator whose ``transitions`` per greedy call cannot fit.
-
-    The bytes come from the operator's registry entry (``OperatorEntry.nbytes``, measured).
-
-    Raises:
-        ValueError: the estimate exceeds the available memory (message: ``what``, ``fix``).
-    """
-    from nsrl.greedy.registry import operator_entry
-    from nsrl.model.memory import check_memory
-
-    need = operator_entry(operator).nbytes(mdp.n_states, mdp.n_actions, transitions)
-    check_memory(need, f"{what} with {operator}", fix)
-
-
 def parse_garnet(text: str) -> tuple[int, int, int]:
     """'S,A,B' -> (S, A, B)."""
     parts = str(text).split(",")
