@@ -22,8 +22,12 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from importlib.metadata import entry_points
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
 
 ENTRY_POINT_GROUP = "nsrl.plugins"
 _SPEC = re.compile(r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$")
@@ -122,3 +126,17 @@ def ensure_installed() -> None:
     if ready and not _installed_loaded:
         _installed_loaded = True  # first: a plugin that reads a registry must not recurse
         load_plugins(installed=True)
+
+
+def look_up(table: Mapping[K, T], key: K) -> T | None:
+    """``table[key]``, loading the installed plugins first if it is missing (None if still).
+
+    Examples:
+        >>> look_up({"a": 1}, "a"), look_up({"a": 1}, "b")
+        (1, None)
+    """
+    entry = table.get(key)
+    if entry is None:
+        ensure_installed()
+        entry = table.get(key)
+    return entry

@@ -43,7 +43,7 @@ from nsrl.params import check_params, param
 
 if TYPE_CHECKING:
     from nsrl.experiments.presets import Shard, Sweep
-from nsrl.plugins import ensure_installed
+from nsrl.plugins import ensure_installed, look_up
 
 FEATURE_MAPS = ("rbf", "tiles", "rff")  # nsrl.greedy.feature_maps.KINDS (tested equal)
 DEFAULT_FEATURES = 100
@@ -121,10 +121,7 @@ def domain_names() -> tuple[str, ...]:
 
 def domain_entry(name: str) -> DomainEntry:
     """The entry of ``name``, or ValueError naming the registered ones."""
-    entry = DOMAINS.get(str(name).strip().lower())
-    if entry is None:
-        ensure_installed()
-        entry = DOMAINS.get(str(name).strip().lower())
+    entry = look_up(DOMAINS, str(name).strip().lower())
     if entry is None:
         raise ValueError(f"unknown domain {name!r}; expected one of {', '.join(DOMAINS)} "
                          f"(register yours with nsrl.register_domain, e.g. in a plugin).")

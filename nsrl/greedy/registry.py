@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsrl.greedy.model_based import ExactGreedy, ProjectedGreedy
 from nsrl.params import Param, check_params, param
-from nsrl.plugins import ensure_installed
+from nsrl.plugins import ensure_installed, look_up
 
 if TYPE_CHECKING:
     from nsrl.greedy.base import GreedyOperator
@@ -100,10 +100,7 @@ def operator_names() -> tuple[str, ...]:
 
 def operator_entry(name: str) -> OperatorEntry:
     """The entry of ``name``, or ValueError naming the registered ones."""
-    entry = OPERATORS.get(str(name).strip().lower())
-    if entry is None:
-        ensure_installed()
-        entry = OPERATORS.get(str(name).strip().lower())
+    entry = look_up(OPERATORS, str(name).strip().lower())
     if entry is None:
         raise ValueError(f"unknown operator {name!r}; expected one of "
                          f"{', '.join(operator_names())}.")

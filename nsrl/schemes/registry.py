@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nsrl.params import Param, check_params
-from nsrl.plugins import ensure_installed
+from nsrl.plugins import ensure_installed, look_up
 from nsrl.schemes.api import API, APIAlpha
 from nsrl.schemes.base import Scheme
 from nsrl.schemes.cpi import CPI, CPIAlpha, CPIPlus
@@ -83,10 +83,7 @@ def entry_of(name: str) -> SchemeEntry:
     """The registry entry a scheme name refers to (ValueError if none)."""
     match = _NAME.match(str(name).lower())
     key = (match.group(1), match.group(2) is not None) if match else None
-    entry = SCHEMES.get(key) if key else None
-    if entry is None and key:
-        ensure_installed()
-        entry = SCHEMES.get(key)
+    entry = look_up(SCHEMES, key) if key else None
     if entry is None:
         raise ValueError(f"unknown scheme {name!r}; {_known()}.")
     return entry
