@@ -4,7 +4,6 @@
 figure edited by hand (in a copy of the pages, in a temporary folder), naming its block.
 """
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,6 @@ from study.numbers.markers import render_text
 from study.numbers.render import check_pages, render_pages
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def copy(tmp_path):
-    """README.md, docs/ and benchmarks/results/ copied to a temporary root (figures left out)."""
-    shutil.copy(REPO / "README.md", tmp_path / "README.md")
-    shutil.copytree(REPO / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("*.png"))
-    shutil.copytree(REPO / "benchmarks" / "results", tmp_path / "benchmarks" / "results")
-    return tmp_path
 
 
 def _edit(path: Path, old: str, new: str) -> None:

@@ -5,7 +5,6 @@ the prose of the results pages, unless a definition on its allow-list covers the
 numbers are quoted through generated markers, so an edit to one is stale.
 """
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,15 +13,6 @@ from study.numbers.prose import DEFINITIONS, RESULTS_PAGES, prose_numbers
 from study.numbers.render import check_pages, typed_numbers
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def copy(tmp_path):
-    """README.md, docs/ and benchmarks/results/ copied to a temporary root (figures left out)."""
-    shutil.copy(REPO / "README.md", tmp_path / "README.md")
-    shutil.copytree(REPO / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("*.png"))
-    shutil.copytree(REPO / "benchmarks" / "results", tmp_path / "benchmarks" / "results")
-    return tmp_path
 
 
 def _edit(path: Path, old: str, new: str) -> None:
