@@ -6,34 +6,41 @@ successor lists (:mod:`nsrl.exact.sweeps`):
 1. greedy step: ``u = T v``, its greedy policy pi, and the range ``[lo, hi]`` of ``T v - v``
    (one pass over the S A b successor entries; pi's rows are copied contiguous);
 2. partial evaluation of pi from u, warm-started: Jacobi sweeps ``v <- T_pi v`` (b entries
-   per state, ~10x cheaper than a greedy step at 10 actions) until the span of a sweep's
-   change is below a fraction of the greedy step's span: :data:`FRACTION` while the policy
-   still changes, :data:`FRACTION_STABLE` once a greedy step changed no action.
+   per state, 8-30x cheaper than a greedy step) until the span of a sweep's change is below
+   a fraction of the greedy step's span: :data:`FRACTION`, and at most :data:`CAP` sweeps,
+   while the policy still changes; :data:`FRACTION_STABLE` once a greedy step changed no
+   action (never below what the certificate needs, see below).
 
 The stopping test uses the span ``hi - lo`` rather than the max-norm: T v - v is mostly a
 constant shift (P_pi 1 = 1), which the span ignores, so it falls at the rate of the chain's
 mixing instead of gamma (MacQueen's bounds: ``T v + gamma lo / (1 - gamma) <= v* <= T v +
-gamma hi / (1 - gamma)``). When ``gamma (hi - lo) / (2 (1 - gamma))`` is below a quarter of
-the tolerance, the midpoint ``w = T v + gamma (lo + hi) / (2 (1 - gamma))`` is formed and
-**certified as every v* of nsrl is**: ``T w`` is recomputed, and ``T w`` is returned with
+gamma hi / (1 - gamma)``). When ``gamma (hi - lo) / (1 - gamma)`` is at most :data:`STOP`
+times the tolerance, the midpoint ``w = T v + gamma (lo + hi) / (2 (1 - gamma))`` is formed
+and **certified as every v* of nsrl is**: ``T w`` is recomputed, and ``T w`` is returned with
 
     |fl(T w) - v*|_inf <= (gamma |fl(T w) - w|_inf + delta) / (1 - gamma),
 
 delta a bound on the rounding of one computed entry of T w - w
-(:func:`nsrl.exact.operators.residual_rounding`). The span
-test only decides when to try; an uncertified result is never returned.
+(:func:`nsrl.exact.operators.residual_rounding`). Since ``T w - w`` lies in ``gamma [lo - m,
+hi - m]`` (m the midpoint of [lo, hi]), that certificate is at most ``gamma STOP tol / 2``
+plus the rounding term: below tol. The span test only decides when to try; an uncertified
+result is never returned.
 
-How the evaluation is chosen per model, by measurement as it runs: Jacobi sweeps, until
-their measured rate (the ratio of the spans of successive changes: their contraction on
-everything but constants) predicts more than :data:`KRYLOV_AFTER` further sweeps; the rest of
-that evaluation is then one ILU(0)-preconditioned BiCGSTAB solve (:mod:`nsrl.exact.ilu`)
-from the current iterate. Measured (one core, loaded machine): at gamma = 0.99 the sweeps win
-everywhere: a sweep on a policy's contiguous rows costs 1/10-1/30 of a greedy step, and a
-switch after 60 predicted sweeps made the grid world slower (2.9-3.2 s against 2.4-2.7 s)
-and the mountain car no faster (0.84-0.95 s against 0.74-1.05 s); but on a slow-mixing chain
-at gamma close to 1 the sweeps contract like gamma, where the preconditioned solve needs ~25
-iterations (an 821-state grid world at 1 - 1e-4: 176 559 sweeps and 2.7 s by sweeps alone,
-77 792 sweeps and 1.7 s with the switch).
+How an evaluation is done, chosen per model by what the solve measures as it runs
+(:class:`_Chooser`, in counts of sweeps, so the choices and v* do not depend on the
+machine's speed): the sweeps' rate is measured on each long evaluation's first
+:data:`_SWEEPS`; where the sweeps would need more than a short ILU(0)-preconditioned
+BiCGSTAB solve (:mod:`nsrl.exact.ilu`) would cost, one is tried for at most :data:`PROBE`
+iterations, and its measured rate decides that and later evaluations. Measured (one core):
+at gamma = 0.99 on the 10^5-state models the sweeps do nearly all the work (one failed try
+on the 316-wide grid world, none on the mountain car and the Garnets); on a slow-mixing chain
+close to gamma = 1 the sweeps contract like gamma and the preconditioned solve takes over (an
+821-state grid world at 1 - 1e-4: 181 862 sweeps without it, 77 447 with it). The sweeps
+alternate between two vectors (at 10^6 states the copy per sweep was a third of its memory
+traffic: the Garnet(10^6) v* 1.6x faster, same counts), and the cap on early evaluations
+keeps the first one from chasing a span that the next greedy step resets (120 sweeps for the
+316 x 316 car's first evaluation before: 651 sweeps and 38 greedy steps in all, 480 and 43
+now).
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from nsrl.exact.ilu import ilu0, ilu_bicgstab, system_matrix
+from nsrl.exact.ilu import ilu0, preconditioned_bicgstab, system_matrix
 from nsrl.exact.iterative import NotCertifiedError
 from nsrl.exact.operators import residual_rounding
 from nsrl.exact.sweeps import greedy_step, policy_sweeps
@@ -49,8 +56,14 @@ from nsrl.model.mdp import FiniteMDP
 
 FRACTION = 0.3  # evaluate to this fraction of the greedy step's span (measured: 0.1-0.5 alike)
 FRACTION_STABLE = 1e-3  # ... once a greedy step changed no action
-_SWEEPS = 50  # Jacobi sweeps before their rate is judged
-KRYLOV_AFTER = 1000  # predicted further sweeps above which an evaluation goes to BiCGSTAB
+CAP = 20  # sweeps at most per evaluation while the policy still changes
+STOP = 1.5  # certify once gamma span / (1 - gamma) <= STOP tol (the certificate <= 0.75 tol)
+_SWEEPS = 20  # Jacobi sweeps of a long evaluation before their rate is judged
+KRYLOV_ITERATION = 30.0  # one ILU(0)-BiCGSTAB iteration, in sweeps (measured: 10 at 10^6
+#                          states, 31-37 at 10^5, where a sweep's vector stays in cache)
+KRYLOV_SETUP = 50.0  # building I - gamma P_pi and its ILU(0), in sweeps (measured 25-50)
+TRY = 2.0  # a try where a solve in TRY iterations would beat the sweeps
+PROBE = 8  # BiCGSTAB iterations at most in a try, which measures its rate on this model
 _MAX_SWEEPS = 100_000
 _MAX_GREEDY = 10_000
 
@@ -63,29 +76,89 @@ class _Rows:
         self.nxt = np.empty((n, width), dtype=np.int64)
         self.p = np.empty((n, width))
 
-    def krylov(self, gamma: float, v: np.ndarray, span_target: float) -> np.ndarray:
-        """v_pi from v to a residual 2-norm <= span_target / 2 (so its span <= span_target)."""
+    def krylov(self, gamma: float, v: np.ndarray, span_target: float, maxiter: int
+               ) -> tuple[int, float, float]:
+        """ILU(0)-BiCGSTAB on ``(I - gamma P_pi) v = r_pi`` from v, in place.
+
+        It stops when the residual's max-norm (``T_pi v - v``) is <= span_target / 2 (so its
+        span <= span_target) or after ``maxiter`` iterations; returns (iterations, first and
+        last max-norms).
+        """
         n, width = self.nxt.shape
         M = sp.csr_matrix((gamma * self.p.ravel(), self.nxt.ravel(),
                            np.arange(0, n * width + 1, width)), shape=(n, n))
         A = system_matrix(M)
-        return ilu_bicgstab(A, ilu0(A.indptr, A.indices, A.data), self.r, v, span_target / 2,
-                            2000)
+        lu, diag = ilu0(A.indptr, A.indices, A.data)
+        return preconditioned_bicgstab(A.indptr, A.indices, A.data, lu, diag, self.r, v,
+                                       span_target / 2, maxiter, True)
 
 
-def _evaluate(rows: _Rows, gamma: float, v: np.ndarray, work: np.ndarray,
-              target: float) -> tuple[np.ndarray, int]:
-    """Partial evaluation of the current policy from v: (v, sweeps done)."""
-    done, first, last = policy_sweeps(rows.r, rows.nxt, rows.p, gamma, v, work, target,
-                                      _SWEEPS)
-    if not last > target or done < _SWEEPS:
-        return v, done
-    rate = (last / first) ** (1.0 / (done - 1)) if first > 0 else 0.0
-    more = np.log(target / last) / np.log(rate) if 0 < rate < 1 else np.inf
-    if more > KRYLOV_AFTER:
-        return rows.krylov(gamma, v, target), done
-    extra, _, _ = policy_sweeps(rows.r, rows.nxt, rows.p, gamma, v, work, target, _MAX_SWEEPS)
-    return v, done + extra
+class _Chooser:
+    """Sweeps or ILU(0)-BiCGSTAB for a long evaluation, from what this solve has measured.
+
+    Costs are counted in sweeps (deterministic: the same model gives the same choices and
+    the same v* on any machine). Jacobi's rate is measured by the evaluation's first
+    :data:`_SWEEPS` sweeps (decades of span per sweep); BiCGSTAB's by its first try,
+    capped at :data:`PROBE` iterations (decades of residual per iteration, at
+    :data:`KRYLOV_ITERATION` sweeps each plus :data:`KRYLOV_SETUP`). Whichever needs fewer
+    sweeps for the decades still to go does the rest. A try starts from MacQueen's midpoint
+    (:func:`nsrl.exact.sweeps.policy_sweeps`), is undone if it ends worse than it started,
+    and after each such failure only a 10x longer evaluation earns another.
+    """
+
+    def __init__(self) -> None:
+        self.krylov_decades: float | None = None  # per iteration, once measured
+        self.failed_tries = 0  # tries that did not reduce the residual
+
+    def evaluate(self, rows: _Rows, gamma: float, v: np.ndarray, work: np.ndarray,
+                 target: float, stable: bool, stats: dict) -> np.ndarray:
+        """Partial evaluation of the current policy from v, in place; counts into stats."""
+        cap = _MAX_SWEEPS if stable else CAP
+        done, first, last, mid = policy_sweeps(rows.r, rows.nxt, rows.p, gamma, v, work,
+                                               target, min(_SWEEPS, cap))
+        stats["sweeps"] += done
+        if not last > target or done < _SWEEPS or not stable:
+            if last > target and done < cap:
+                extra, *_ = policy_sweeps(rows.r, rows.nxt, rows.p, gamma, v, work, target,
+                                          cap - done)
+                stats["sweeps"] += extra
+            return v
+        rate = (last / first) ** (1.0 / (done - 1)) if first > 0 else 0.0
+        jacobi = -np.log10(rate) if 0 < rate < 1 else 0.0  # decades per sweep
+        to_go = np.log10(last / target)
+        sweeps = to_go / jacobi if jacobi > 0 else np.inf
+        # Tried where a solve in TRY iterations (ILU(0) nearly exact) would beat the sweeps;
+        # after each try that did not reduce the residual (BiCGSTAB is not monotone), only a
+        # 10x longer evaluation earns another.
+        try_cost = (KRYLOV_SETUP + TRY * KRYLOV_ITERATION) * 10.0 ** self.failed_tries
+        # From MacQueen's midpoint: the sweeps leave T_pi v - v near a constant, which the
+        # span ignores but BiCGSTAB's residual does not (without the shift its first
+        # iterations chase that constant, and tries on a grid world rose before falling).
+        v += gamma / (1.0 - gamma) * mid
+        if self.krylov_decades is None and sweeps > try_cost:
+            before = v.copy()
+            its, r0, r1 = rows.krylov(gamma, v, target, PROBE)
+            stats["krylov"] += its
+            if not r1 > target / 2:
+                return v
+            if r1 < r0:
+                self.krylov_decades = np.log10(r0 / r1) / its
+                last = 2 * r1  # the span of T_pi v - v is at most twice its max-norm
+                to_go = np.log10(last / target)
+                sweeps = to_go / jacobi if jacobi > 0 else np.inf
+            else:
+                v[:] = before  # the try's iterate is worse than where it started
+                self.failed_tries += 1
+        if self.krylov_decades is not None and self.krylov_decades > 0 and (
+                KRYLOV_SETUP + to_go / self.krylov_decades * KRYLOV_ITERATION < sweeps):
+            its, _, r1 = rows.krylov(gamma, v, target, 2000)
+            stats["krylov"] += its
+            if not r1 > target / 2:
+                return v
+        extra, *_ = policy_sweeps(rows.r, rows.nxt, rows.p, gamma, v, work, target,
+                                  _MAX_SWEEPS)
+        stats["sweeps"] += extra
+        return v
 
 
 def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
@@ -108,15 +181,18 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
     (nxt, probs), R, g = mdp.successors, mdp.R, mdp.gamma
     n, width = mdp.n_states, nxt.shape[2]
     c = g / (1.0 - g)
-    span_stop = tol / c / 2  # gamma span / (2 (1 - gamma)) <= tol / 4
+    span_stop = STOP * tol / c  # gamma span / (2 (1 - gamma)) <= 0.75 tol
     v = np.zeros(n) if v0 is None else np.array(v0, dtype=np.float64)
     u, work = np.empty(n), np.empty(n)
     actions = np.full(n, -1, dtype=np.int64)
     rows = _Rows(n, width)
-    stats = {"greedy": 0, "sweeps": 0}
+    chooser = _Chooser()
+    stats = {"greedy": 0, "sweeps": 0, "krylov": 0}
     bound = np.inf
     for _ in range(_MAX_GREEDY):
-        lo, hi, changed = greedy_step(R, nxt, probs, g, v, u, actions, rows.r, rows.nxt, rows.p)
+        tie = 4 * residual_rounding(mdp, v)  # a change of action must beat rounding
+        lo, hi, changed = greedy_step(R, nxt, probs, g, v, u, actions, rows.r, rows.nxt, rows.p,
+                                      tie)
         stats["greedy"] += 1
         if not (np.isfinite(lo) and np.isfinite(hi)):
             break
@@ -134,8 +210,10 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
                 break
         fraction = FRACTION_STABLE if changed == 0 else FRACTION
         v, u = u, v
-        v, done = _evaluate(rows, g, v, work, max((hi - lo) * fraction, span_stop / 4))
-        stats["sweeps"] += done
+        # A stable policy evaluated to a span below span_stop passes the test at the next
+        # greedy step (span(P x) <= span(x)): no deeper.
+        v = chooser.evaluate(rows, g, v, work, max((hi - lo) * fraction, 0.9 * span_stop),
+                             changed == 0, stats)
     raise NotCertifiedError(
         f"modified policy iteration on {mdp!r} stopped at a certified error of {bound:.3g}, "
         f"above the tolerance {tol:.3g}: the rounding of values of scale R_max / (1 - gamma) "

@@ -48,7 +48,7 @@ def test_without_fill_ilu0_is_the_exact_lu_and_one_iteration_solves():
     x = np.zeros(n)
     lu, diag = ilu.ilu0(A.indptr, A.indices, A.data)
     assert ilu.preconditioned_bicgstab(A.indptr, A.indices, A.data, lu, diag, c, x, 1e-12,
-                                       50) == 1
+                                       50)[0] == 1
     np.testing.assert_allclose(A @ x, c, atol=1e-12)
 
 

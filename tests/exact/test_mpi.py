@@ -36,20 +36,69 @@ def test_mpi_matches_the_dense_solve_within_its_certified_bound(name, gamma, den
 
 
 def test_the_krylov_evaluation_gives_the_same_certified_v_star(monkeypatch, dense_v_star):
-    mdp = nsrl.gridworld(12, gamma=0.999, seed=0)
+    mdp = nsrl.mountain_car(12, 12, gamma=0.999)
     tol = 1e-10 * mdp.r_max / (1 - mdp.gamma)
     calls = []
     krylov = mpi._Rows.krylov
 
     def counted(self, *args):
-        calls.append(1)
+        calls.append(args[-1])
         return krylov(self, *args)
 
-    monkeypatch.setattr(mpi, "KRYLOV_AFTER", 0)
+    monkeypatch.setattr(mpi, "KRYLOV_SETUP", 0.0)  # BiCGSTAB as cheap as can be: always chosen
+    monkeypatch.setattr(mpi, "KRYLOV_ITERATION", 1e-9)
     monkeypatch.setattr(mpi._Rows, "krylov", counted)
-    v, bound, _ = optimal_mpi(mdp, tol)
-    assert calls, "the Krylov evaluation was not used"
+    v, bound, stats = optimal_mpi(mdp, tol)
+    assert calls[0] == mpi.PROBE and len(calls) > 1, calls  # a try, then full solves
+    assert stats["krylov"] > 0
     assert np.abs(v - dense_v_star(mdp)).max() <= bound <= tol
+
+
+def test_a_try_of_bicgstab_that_makes_things_worse_is_undone(monkeypatch, dense_v_star):
+    mdp = nsrl.mountain_car(12, 12, gamma=0.999)
+    tol = 1e-10 * mdp.r_max / (1 - mdp.gamma)
+    seen = []
+
+    def worse(self, gamma, v, span_target, maxiter):
+        seen.append(v.copy())
+        v += 1e3 * np.sin(np.arange(v.size))  # a try that lands far off
+        return maxiter, 1.0, 2.0
+
+    monkeypatch.setattr(mpi, "KRYLOV_SETUP", 0.0)
+    monkeypatch.setattr(mpi._Rows, "krylov", worse)
+    restored = []
+    evaluate = mpi._Chooser.evaluate
+
+    def checked(self, rows, gamma, v, work, target, stable, stats):
+        out = evaluate(self, rows, gamma, v, work, target, stable, stats)
+        if seen and not restored:
+            restored.append(1)
+            assert self.krylov_decades is None and self.failed_tries == 1
+        return out
+
+    monkeypatch.setattr(mpi._Chooser, "evaluate", checked)
+    v, bound, _ = optimal_mpi(mdp, tol)
+    assert len(seen) == 1  # tried once: the next try needs a 10x longer evaluation
+    assert np.abs(v - dense_v_star(mdp)).max() <= bound <= tol
+
+
+def test_the_sweeps_leave_t_pi_applied_k_times_in_v_whatever_the_parity():
+    from nsrl.exact.sweeps import policy_sweeps
+
+    rng = np.random.default_rng(0)
+    n, width, g = 30, 3, 0.9
+    nxt = rng.integers(n, size=(n, width))
+    p = rng.dirichlet(np.ones(width), size=n)
+    r = rng.random(n)
+    v0 = rng.random(n)
+    for k in (1, 2, 3, 4):
+        expected = v0.copy()
+        for _ in range(k):
+            expected = r + g * (p * expected[nxt]).sum(axis=1)
+        v, work = v0.copy(), np.empty(n)
+        done, *_ = policy_sweeps(r, nxt, p, g, v, work, -1.0, k)
+        assert done == k
+        np.testing.assert_allclose(v, expected, rtol=1e-14)
 
 
 def test_a_loose_tolerance_is_certified_and_honest(dense_v_star):
@@ -92,3 +141,25 @@ def test_the_span_test_never_stands_in_for_the_certificate():
     residual = np.abs(operators.q_values(mdp, v).max(axis=1) - v).max()
     assert residual / (1 - mdp.gamma) <= bound + operators.residual_rounding(mdp, v) / (
         1 - mdp.gamma)
+
+
+def test_a_greedy_step_keeps_the_current_action_on_a_near_tie_and_takes_a_real_improvement():
+    from nsrl.exact.sweeps import greedy_step
+
+    # one state, three actions: a0 and a1 tie exactly, a2 is worse by 1e-9
+    nxt = np.zeros((1, 3, 1), dtype=np.int64)
+    probs = np.ones((1, 3, 1))
+    R = np.array([[1.0, 1.0, 1.0 - 1e-9]])
+    v, u = np.zeros(1), np.empty(1)
+    rows = (np.empty(1), np.empty((1, 1), dtype=np.int64), np.empty((1, 1)))
+
+    def step(current, tie):
+        actions = np.array([current])
+        _, _, changed = greedy_step(R, nxt, probs, 0.9, v, u, actions, *rows, tie)
+        return int(actions[0]), changed, float(u[0])
+
+    assert step(-1, 0.0) == (0, 1, 1.0)  # no action yet: the lowest-index best
+    assert step(1, 0.0) == (1, 0, 1.0)  # an exact tie: kept
+    assert step(2, 0.0) == (0, 1, 1.0)  # 1e-9 worse: changed
+    assert step(2, 1e-8) == (2, 0, 1.0)  # within the tie: kept, u is still the best q
+    assert rows[0][0] == 1.0 - 1e-9  # the kept action's rows are the policy's
