@@ -39,6 +39,7 @@ from nsrl.exact.iterative import (
     functional_solve,
 )
 from nsrl.exact.operators import apply_policy, check_certifiable, check_mdp, policy_rows
+from nsrl.model.kernels import HAVE_NUMBA
 from nsrl.model.mdp import FiniteMDP, check_distribution
 from nsrl.policies import (
     AnyPolicy,
@@ -83,6 +84,8 @@ class ExactBackend:
         # Once a value needed the ILU(0) step (a slow-mixing chain), later ones start with it:
         # the plain BiCGSTAB attempt would run to its cap again on every policy.
         self._ilu_first = {"value": False}
+        # Values of deterministic policies by sweeps (compiled) until they lose once.
+        self._sweeps_win = HAVE_NUMBA
 
     def value(self, policy: AnyPolicy) -> np.ndarray:
         """v_pi of any policy kind (see the module docstring)."""
@@ -127,10 +130,13 @@ class ExactBackend:
         """v_pi by a certified iterative solve (or the exact map solve at b = 1)."""
         mdp, g = self.mdp, self.mdp.gamma
         tol = self.value_tol if tol is None else tol
-        if mdp.branching == 1 and not getattr(pi, "stochastic", False):
+        deterministic = not getattr(pi, "stochastic", False)
+        if mdp.branching == 1 and deterministic:
             s = np.arange(mdp.n_states)
             a = action_table(pi, mdp)
             v = functional_solve(mdp.successors[0][s, a, 0], mdp.R[s, a], g)
+        elif deterministic and self._sweeps_win and (swept := self._swept(pi, tol)) is not None:
+            v = swept
         else:
             P_pi, r_pi = policy_rows(mdp, pi)
             P_pi.data *= g
@@ -138,6 +144,20 @@ class ExactBackend:
                             what=f"the value of a policy on {mdp!r}")
         self._warm = v
         return v
+
+    def _swept(self, pi: Policy, tol: float) -> np.ndarray | None:
+        """v_pi by MPI's sweeps (:func:`nsrl.exact.mpi.policy_value`), warm-started, or None.
+
+        Once the sweeps hand over (a slow-mixing chain), this backend stops trying them: its
+        later policies mix alike, and each try would cost :data:`nsrl.exact.mpi._SWEEPS`.
+        """
+        from nsrl.exact.mpi import policy_value
+
+        out = policy_value(self.mdp, action_table(pi, self.mdp), tol, v0=self._warm)
+        if out is None:
+            self._sweeps_win = False
+            return None
+        return out[0]
 
     def _solve(self, kind: str, M: sp.csr_matrix | Callable[[np.ndarray], np.ndarray],
                c: np.ndarray, kappa: float, tol: float, **kwargs: Any) -> np.ndarray:

@@ -93,13 +93,15 @@ def _product(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: np.nd
 @numba.njit(cache=True, nogil=True)
 def preconditioned_bicgstab(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
                             lu: np.ndarray, diag: np.ndarray, c: np.ndarray, x: np.ndarray,
-                            atol: float, maxiter: int, max_norm: bool = False
+                            atol: float, maxiter: int, norm_kind: int = 2
                             ) -> tuple[int, float, float]:  # pragma: no cover - compiled
     """Right-preconditioned BiCGSTAB on A x = c (A in CSR), x updated in place.
 
     Right preconditioning keeps r the residual of the unpreconditioned system, so the stop
-    (its 2-norm, or its max-norm with ``max_norm``, <= atol) means what it means for the
-    plain solver. Returns (iterations, norm of the first residual, of the last one).
+    (its norm <= atol: ``norm_kind`` 2, 1 or 0 for the 2-, 1- or max-norm) means what it
+    means for the plain solver; a certificate in the max- or 1-norm can stop on that norm
+    instead of a 2-norm that over- or under-shoots it by up to sqrt(n). Returns
+    (iterations, norm of the first residual, of the last one).
     """
     n = c.shape[0]
     r = np.empty(n)  # the residual; also holds s = r - alpha v within an iteration
@@ -111,7 +113,7 @@ def preconditioned_bicgstab(indptr: np.ndarray, indices: np.ndarray, data: np.nd
     phat, shat, t = np.empty(n), np.empty(n), np.empty(n)
     rho = alpha = omega = 1.0
     it = 0
-    first = norm = _norm(r, max_norm)
+    first = norm = _norm(r, norm_kind)
     while it < maxiter and norm > atol:
         rho_new = _dot(rhat, r)
         if rho_new == 0.0 or omega == 0.0:
@@ -125,7 +127,7 @@ def preconditioned_bicgstab(indptr: np.ndarray, indices: np.ndarray, data: np.nd
         for i in range(n):
             r[i] -= alpha * v[i]
         it += 1
-        norm = _norm(r, max_norm)
+        norm = _norm(r, norm_kind)
         if norm <= atol:
             for i in range(n):
                 x[i] += alpha * phat[i]
@@ -138,7 +140,7 @@ def preconditioned_bicgstab(indptr: np.ndarray, indices: np.ndarray, data: np.nd
             x[i] += alpha * phat[i] + omega * shat[i]
             r[i] -= omega * t[i]
         rho = rho_new
-        norm = _norm(r, max_norm)
+        norm = _norm(r, norm_kind)
     return it, first, norm
 
 
@@ -156,19 +158,20 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _norm(r: np.ndarray, max_norm: bool) -> float:  # pragma: no cover - compiled
-    if max_norm:
-        m = 0.0
-        for i in range(r.shape[0]):
-            m = max(m, abs(r[i]))
-        return m
-    return float(np.sqrt(_dot(r, r)))
+def _norm(r: np.ndarray, kind: int) -> float:  # pragma: no cover - compiled
+    """The 2-norm (kind 2), 1-norm (1) or max-norm (0) of r."""
+    if kind == 2:
+        return float(np.sqrt(_dot(r, r)))
+    m = 0.0
+    for i in range(r.shape[0]):
+        m = max(m, abs(r[i])) if kind == 0 else m + abs(r[i])
+    return m
 
 
 def ilu_bicgstab(A: sp.csr_matrix, factors: tuple[np.ndarray, np.ndarray], c: np.ndarray,
-                 x0: np.ndarray, atol: float, maxiter: int) -> np.ndarray:
+                 x0: np.ndarray, atol: float, maxiter: int, norm_kind: int = 2) -> np.ndarray:
     """x solving ``A x = c`` from x0 (a copy), preconditioned by ``factors = ilu0(A)``."""
     x = np.array(x0, dtype=np.float64)
     preconditioned_bicgstab(A.indptr, A.indices, A.data, factors[0], factors[1], c, x, atol,
-                            maxiter)
+                            maxiter, norm_kind)
     return x

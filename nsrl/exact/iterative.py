@@ -120,7 +120,11 @@ def certified_solve(M: sp.csr_matrix | Callable[[np.ndarray], np.ndarray], c: np
             if ilu is None:
                 A = system_matrix(csr)
                 ilu = (A, ilu0(A.indptr, A.indices, A.data))
-            x_new = ilu_bicgstab(ilu[0], ilu[1], c, x, atol, maxiter)
+            if level == 0:  # stop on the certificate's own norm, with room for the drift
+                x_new = ilu_bicgstab(ilu[0], ilu[1], c, x, target / 4, maxiter,
+                                     0 if order == np.inf else 1)  # of the recurrence
+            else:
+                x_new = ilu_bicgstab(ilu[0], ilu[1], c, x, atol, maxiter)
         elif csr is not None and solver is bicgstab:
             x_new = x.copy()
             _bicgstab(csr.indptr, csr.indices, csr.data, c, x_new, atol, maxiter)

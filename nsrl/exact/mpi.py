@@ -51,7 +51,7 @@ import scipy.sparse as sp
 from nsrl.exact.ilu import ilu0, preconditioned_bicgstab, system_matrix
 from nsrl.exact.iterative import NotCertifiedError
 from nsrl.exact.operators import residual_rounding
-from nsrl.exact.sweeps import greedy_step, policy_sweeps
+from nsrl.exact.sweeps import greedy_step, policy_step, policy_sweeps
 from nsrl.model.mdp import FiniteMDP
 
 FRACTION = 0.3  # evaluate to this fraction of the greedy step's span (measured: 0.1-0.5 alike)
@@ -66,6 +66,17 @@ TRY = 2.0  # a try where a solve in TRY iterations would beat the sweeps
 PROBE = 8  # BiCGSTAB iterations at most in a try, which measures its rate on this model
 _MAX_SWEEPS = 100_000
 _MAX_GREEDY = 10_000
+VALUE_SWEEPS = 400  # a policy's value by sweeps when they would need at most this many
+
+
+def _certificate(mdp: FiniteMDP, w: np.ndarray, lo: float, hi: float) -> float:
+    """The bound on ``|fl(T w) - v|_inf`` (v = v* or v_pi) from ``T w - w`` in [lo, hi].
+
+    ``|T w - v| <= gamma |w - v| <= gamma (|T w - w| + delta) / (1 - gamma)``, delta the
+    rounding of one computed entry (:func:`nsrl.exact.operators.residual_rounding`).
+    """
+    g = mdp.gamma
+    return (g * max(-lo, hi) + residual_rounding(mdp, w)) / (1.0 - g)
 
 
 class _Rows:
@@ -90,7 +101,7 @@ class _Rows:
         A = system_matrix(M)
         lu, diag = ilu0(A.indptr, A.indices, A.data)
         return preconditioned_bicgstab(A.indptr, A.indices, A.data, lu, diag, self.r, v,
-                                       span_target / 2, maxiter, True)
+                                       span_target / 2, maxiter, 0)
 
 
 class _Chooser:
@@ -201,8 +212,7 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
             lo, hi, changed = greedy_step(R, nxt, probs, g, w, u, actions, rows.r, rows.nxt,
                                           rows.p)
             stats["greedy"] += 1
-            delta = residual_rounding(mdp, w)  # and of u = T w itself
-            certified = (g * max(-lo, hi) + delta) / (1.0 - g)
+            certified = _certificate(mdp, w, lo, hi)
             if certified <= tol:
                 return u, certified, stats
             bound = min(bound, certified)
@@ -219,3 +229,45 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
         f"above the tolerance {tol:.3g}: the rounding of values of scale R_max / (1 - gamma) "
         f"= {mdp.r_max / (1 - g):.3g} is too large; use a smaller gamma."
     )
+
+
+def policy_value(mdp: FiniteMDP, actions: np.ndarray, tol: float,
+                 v0: np.ndarray | None = None) -> tuple[np.ndarray, float] | None:
+    """v_pi of a deterministic policy within a certified ``tol``, by sweeps, or None.
+
+    The evaluation of :func:`optimal_mpi` run to the end, with the same certificate: Jacobi
+    sweeps from ``v0`` (the previous policy's value: a warm start) until the span of their
+    change allows it, then MacQueen's midpoint w, ``T_pi w`` recomputed and returned with
+    ``|fl(T_pi w) - v_pi|_inf <= (gamma |T_pi w - w|_inf + delta) / (1 - gamma)``.
+    On a fast-mixing chain (a Garnet) this beats a Krylov solve (measured 2.8x at 10^5
+    states, 5 policies in sequence); on a slow-mixing one it does not, so after
+    :data:`_SWEEPS` sweeps whose rate predicts more than :data:`VALUE_SWEEPS` in all it
+    returns None and the caller solves by Krylov (the sweeps done are not lost to it: the
+    caller may start from the same v0).
+    """
+    (nxt, probs), R, g = mdp.successors, mdp.R, mdp.gamma
+    n = mdp.n_states
+    s = np.arange(n)
+    rows = _Rows(n, nxt.shape[2])
+    rows.r[:], rows.nxt[:], rows.p[:] = R[s, actions], nxt[s, actions], probs[s, actions]
+    c = g / (1.0 - g)
+    target = 0.9 * STOP * tol / c
+    v = np.zeros(n) if v0 is None else np.array(v0, dtype=np.float64)
+    work, u = np.empty(n), np.empty(n)
+    done, first, last, mid = policy_sweeps(rows.r, rows.nxt, rows.p, g, v, work, target,
+                                           _SWEEPS)
+    if last > target:
+        rate = (last / first) ** (1.0 / (done - 1)) if first > 0 and done > 1 else 1.0
+        more = np.log(target / last) / np.log(rate) if 0 < rate < 1 else np.inf
+        if done + more > VALUE_SWEEPS:
+            return None
+        _, _, last, mid = policy_sweeps(rows.r, rows.nxt, rows.p, g, v, work, target,
+                                        VALUE_SWEEPS)
+    for _ in range(3):  # rounding may need a sweep or two more than the span promised
+        w = v + c * mid
+        lo, hi = policy_step(rows.r, rows.nxt, rows.p, g, w, u)
+        bound = _certificate(mdp, w, lo, hi)
+        if bound <= tol:
+            return u, bound
+        mid = policy_sweeps(rows.r, rows.nxt, rows.p, g, v, work, -1.0, 1)[3]
+    return None

@@ -163,3 +163,53 @@ def test_a_greedy_step_keeps_the_current_action_on_a_near_tie_and_takes_a_real_i
     assert step(2, 0.0) == (0, 1, 1.0)  # 1e-9 worse: changed
     assert step(2, 1e-8) == (2, 0, 1.0)  # within the tie: kept, u is still the best q
     assert rows[0][0] == 1.0 - 1e-9  # the kept action's rows are the policy's
+
+
+def _dense_value(mdp, actions):
+    s = np.arange(mdp.n_states)
+    P = mdp.P[s, actions]
+    return np.linalg.solve(np.eye(mdp.n_states) - mdp.gamma * P, mdp.R[s, actions])
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_policy_value_by_sweeps_is_within_its_certified_bound_of_a_dense_solve(warm):
+    mdp = nsrl.garnet(400, 5, 2, seed=6)
+    rng = np.random.default_rng(0)
+    tol = 1e-10 * mdp.r_max / (1 - mdp.gamma)
+    previous = None
+    for _ in range(3):
+        actions = rng.integers(mdp.n_actions, size=mdp.n_states)
+        out = mpi.policy_value(mdp, actions, tol, v0=previous if warm else None)
+        assert out is not None
+        v, bound = out
+        assert 0 < bound <= tol
+        assert np.abs(v - _dense_value(mdp, actions)).max() <= bound
+        previous = v
+
+
+def test_on_a_slow_mixing_chain_the_sweeps_hand_over_and_the_backend_stops_trying(monkeypatch):
+    mdp = nsrl.gridworld(20, gamma=0.999, seed=0)  # above the dense size, slow-mixing
+    b = ExactBackend(mdp)
+    assert not b.dense
+    calls = []
+    value = mpi.policy_value
+    monkeypatch.setattr(mpi, "policy_value", lambda *a, **k: calls.append(1) or value(*a, **k))
+    rng = np.random.default_rng(1)
+    for _ in range(2):
+        actions = rng.integers(mdp.n_actions, size=mdp.n_states)
+        v = b.value(nsrl.Deterministic(actions))
+        assert np.abs(v - _dense_value(mdp, actions)).max() <= b.value_tol
+    assert calls == [1]  # tried once, handed over, not tried again
+    assert value(mdp, actions, b.value_tol) is None
+
+
+def test_the_backend_values_a_fast_mixing_policy_by_sweeps(monkeypatch):
+    mdp = nsrl.garnet(500, 4, 2, seed=7)
+    b = ExactBackend(mdp)
+    calls = []
+    value = mpi.policy_value
+    monkeypatch.setattr(mpi, "policy_value", lambda *a, **k: calls.append(1) or value(*a, **k))
+    actions = np.random.default_rng(2).integers(mdp.n_actions, size=mdp.n_states)
+    v = b.value(nsrl.Deterministic(actions))
+    assert calls == [1] and b._sweeps_win
+    assert np.abs(v - _dense_value(mdp, actions)).max() <= b.value_tol
