@@ -116,7 +116,10 @@ def preconditioned_bicgstab(indptr: np.ndarray, indices: np.ndarray, data: np.nd
         p = r + beta * (p - omega * v)
         _precondition(indptr, indices, lu, diag, p, phat)
         _product(indptr, indices, data, phat, v)
-        alpha = rho_new / np.dot(rhat, v)
+        rv = np.dot(rhat, v)
+        if rv == 0.0:  # breakdown: stop (the caller certifies, or tries its next solver)
+            break
+        alpha = rho_new / rv
         s = r - alpha * v
         it += 1
         if np.sqrt(np.dot(s, s)) <= atol:
