@@ -123,7 +123,10 @@ def preconditioned_bicgstab(indptr: np.ndarray, indices: np.ndarray, data: np.nd
             p[i] = r[i] + beta * (p[i] - omega * v[i])
         _precondition(indptr, indices, lu, diag, p, phat)
         _product(indptr, indices, data, phat, v)
-        alpha = rho_new / _dot(rhat, v)
+        rv = _dot(rhat, v)
+        if rv == 0.0:  # breakdown: stop (the caller certifies, or tries its next solver)
+            break
+        alpha = rho_new / rv
         for i in range(n):
             r[i] -= alpha * v[i]
         it += 1

@@ -214,6 +214,8 @@ if HAVE_NUMBA:
             for i in range(n):
                 p[i] = r[i] + beta * (p[i] - omega * v[i])
             rv, _ = _residual_step(indptr, indices, data, p, v, rhat, rhat)
+            if rv == 0.0:  # breakdown (rhat . v = 0): stop; the caller's next solver goes on
+                break
             alpha = rho_new / rv
             ss = 0.0
             for i in range(n):

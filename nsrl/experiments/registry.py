@@ -41,6 +41,8 @@ def register_experiment(experiment: Experiment) -> Experiment:
 
 for _module in (quick, paper, sensitivity, sampled, bigger):
     register_experiment(_module.EXPERIMENT)
+register_experiment(bigger.POWERED)
+register_experiment(bigger.POWERED_TINY)
 
 
 def experiment_names() -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from study.numbers import (  # noqa: F401  (each module registers its renderers)
     bounds,
     envs,
     paper,
+    powered,
     presets,
     readings,
     sampled,

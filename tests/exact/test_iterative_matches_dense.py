@@ -118,3 +118,12 @@ def test_a_chain_that_stalls_krylov_is_solved_by_the_sparse_lu_fallback(monkeypa
     c = np.random.default_rng(0).random(n)
     x, bound = certified_solve(M, c, 0.999, 1e-9)
     assert bound <= 1e-9 and np.abs(x - (c + M @ x)).max() <= 1e-9 * (1 - 0.999)
+
+
+@pytest.mark.skipif(not iterative.HAVE_NUMBA, reason="the compiled BiCGSTAB needs numba")
+def test_a_bicgstab_breakdown_stops_the_solver_instead_of_dividing_by_zero():
+    """rhat . (I - M) p = 0 at the first step: c = e_1 and I - M = [[0, -1], [1, 0]]."""
+    M = iterative.sp.csr_matrix(np.array([[1.0, 1.0], [-1.0, 1.0]]))
+    x = np.zeros(2)
+    its = iterative._bicgstab(M.indptr, M.indices, M.data, np.array([1.0, 0.0]), x, 1e-12, 10)
+    assert its == 0 and np.array_equal(x, np.zeros(2))  # nothing done, nothing raised

@@ -1,14 +1,25 @@
-"""The bigger study's analysis: the variants' table, loss against transitions, gap to exact."""
+"""The bigger study's analysis: the variants' table, loss against transitions, gap to exact.
+
+:func:`analyse_powered` is the powered family's (:mod:`nsrl.experiments.bigger.powered`):
+intervals, paired comparisons, the flatness check and the observations per domain
+(:mod:`nsrl.experiments.bigger.inference`).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from nsrl.exact import loss as exact_loss
+from nsrl.experiments.bigger import inference
+from nsrl.experiments.domains import build_mdp
+from nsrl.experiments.observations import markdown_table
 from nsrl.experiments.report import load_per_mdp
 from nsrl.experiments.sampled.analysis import loss_vs_samples
 from nsrl.experiments.variants import write_summary
+from nsrl.policies import Deterministic
 
 
 def analyse(out, experiment) -> list[Path]:
@@ -48,3 +59,118 @@ def gap_to_exact(out, experiment) -> pd.DataFrame | None:
     if "exact" not in wide.columns:
         return wide
     return wide.sub(wide["exact"], axis=0).drop(columns="exact").add_prefix("gap ")
+
+
+def analyse_powered(out, experiment) -> list[Path]:
+    """Write the powered family's tables in ``out`` (each ``<name>_*.csv``) and ``<name>.md``.
+
+    ``_intervals.csv``: final mean loss per variant, size and scheme with its 95% t-interval;
+    ``_comparisons.csv``: every pair of schemes, paired on units, Holm-corrected per variant
+    and size; ``_flatness.csv``: the exact operator's curves against the flatness criterion;
+    ``_observations.csv``: O1-O6 and C per domain and operator (both sizes pooled);
+    ``_pi0.csv``: pi_0's loss per unit (computed once, read back on a later analysis).
+    """
+    out = Path(out)
+    pms = variant_tables(out, experiment)
+    intervals, comparisons, observed = [], [], []
+    for variant, (dom, op, _, pm) in pms.items():
+        units = inference.unit_table(pm)
+        tag = {"variant": variant, "domain": dom, "operator": op}
+        intervals.append(inference.final_intervals(units).assign(**tag))
+        comparisons.append(inference.paired_comparisons(units).assign(**tag))
+    pi0 = pi0_losses(out, experiment)
+    flat = pd.concat([inference.flatness(pm, pi0.xs(dom, level="domain"))
+                      .assign(variant=v, domain=dom)
+                      for v, (dom, op, _, pm) in pms.items() if op == "exact"], ignore_index=True)
+    by_domain: dict[tuple[str, str], list[pd.DataFrame]] = {}
+    for dom, op, _, pm in pms.values():
+        by_domain.setdefault((dom, op), []).append(pm)
+    for (dom, op), parts in by_domain.items():
+        obs = inference.domain_observations(pd.concat(parts, ignore_index=True))
+        observed.append(obs.assign(domain=dom, operator=op))
+    tables = {"intervals": pd.concat(intervals, ignore_index=True),
+              "comparisons": pd.concat(comparisons, ignore_index=True),
+              "flatness": flat, "observations": pd.concat(observed, ignore_index=True)}
+    written = []
+    for key, table in tables.items():
+        path = out / f"{experiment.name}_{key}.csv"
+        table.to_csv(path, index=False)
+        written.append(path)
+    path = out / f"{experiment.name}.md"
+    path.write_text(powered_summary(experiment, tables))
+    return [*written, out / f"{experiment.name}_pi0.csv", path]
+
+
+def variant_tables(out, experiment) -> dict[str, tuple[str, str, int, pd.DataFrame]]:
+    """variant -> (domain, operator, n_states, per-MDP statistics) of every complete variant."""
+    found = {}
+    for variant, sweep in experiment.sweeps().items():
+        folder = experiment.folder(out, variant)
+        if not (folder / "manifest.json").exists():
+            continue
+        _, pm, coverage = load_per_mdp(folder)
+        if coverage.intact < coverage.total:
+            raise ValueError(f"{folder} holds {coverage.intact} of {coverage.total} shards: "
+                             f"finish it (`--resume`) before the analysis.")
+        dom, op = variant.split("-")[:2]
+        found[variant] = (dom, op, sweep.n_states[0], pm)
+    return found
+
+
+def pi0_losses(out, experiment) -> pd.Series:
+    """pi_0's loss (action 0 everywhere) on every unit of the exact variants.
+
+    Indexed by (n_states, mdp, domain); read from ``<name>_pi0.csv`` when it holds every unit.
+    """
+    path = Path(out) / f"{experiment.name}_pi0.csv"
+    wanted = [(variant.split("-")[0], sweep, shard)
+              for variant, sweep in experiment.sweeps().items() if sweep.operator == "exact"
+              for shard in sweep.shards()]
+    keys = [(shard.n_states, shard.mdp, dom) for dom, _, shard in wanted]
+    if path.exists():
+        known = pd.read_csv(path).set_index(["n_states", "mdp", "domain"])["pi0"]
+        if set(keys) <= set(known.index):
+            return known
+    rows = []
+    for dom, sweep, shard in wanted:
+        mdp = build_mdp(sweep, shard)
+        loss = exact_loss(mdp, Deterministic(np.zeros(mdp.n_states, dtype=np.int64)))
+        rows.append({"n_states": shard.n_states, "mdp": shard.mdp, "domain": dom, "pi0": loss})
+    table = pd.DataFrame(rows)
+    table.to_csv(path, index=False)
+    return table.set_index(["n_states", "mdp", "domain"])["pi0"]
+
+
+def powered_summary(experiment, tables: dict[str, pd.DataFrame]) -> str:
+    """The powered family's report in Markdown: flatness first, then each domain's findings."""
+    flat = tables["flatness"]
+    worst = flat.iloc[int(np.argmax(flat["relative"].to_numpy()))]
+    lines = [f"# {experiment.question}", "",
+             "## Are the exact operator's curves flat?", "",
+             f"Criterion: over the last {inference.FLAT_TAIL:.0%} of the iterations every "
+             f"curve moves by less than {inference.FLAT_TOLERANCE:.0%} of pi_0's loss on its "
+             f"unit, with at least {inference.MIN_ITERATIONS} iterations. "
+             f"**{'Met' if flat['flat'].all() else 'Not met'}** "
+             f"({int(flat['flat'].sum())}/{len(flat)} curves); the least flat: "
+             f"{worst['scheme']} on {worst['variant']} unit {int(worst['mdp'])}, moved "
+             f"{worst['relative']:.2%} of pi_0's loss from iteration {int(worst['window'])} "
+             f"to {int(worst['iterations'])}.", ""]
+    iv = tables["intervals"]
+    for variant, part in iv.groupby("variant", sort=False):
+        rows = [f"| {r.scheme} | {r.units} | {r.mean:.2f} | [{r.low:.2f}, {r.high:.2f}] |"
+                for r in part.sort_values("mean").itertuples()]
+        cmp_ = tables["comparisons"]
+        sig = cmp_[(cmp_["variant"] == variant) & cmp_["significant"]]
+        pairs = [f"{better} < {b if better == a else a}" for a, b, better in
+                 zip(sig["a"], sig["b"], sig["better"], strict=True)]
+        lines += [f"## {variant}: final loss, mean over units and 95% t-interval", "",
+                  "| scheme | units | mean | 95% interval |", "|---|---|---|---|", *rows, "",
+                  f"Paired comparisons significant after Holm (paired t, level "
+                  f"{inference.ALPHA:g}): {len(sig)} of "
+                  f"{int((cmp_['variant'] == variant).sum())}"
+                  + ("; " + ", ".join(pairs) if pairs else ""), ""]
+    obs = tables["observations"]
+    for (dom, op), part in obs.groupby(["domain", "operator"], sort=False):
+        lines += [f"## Section 5's observations: {dom}, {op} operator (both sizes pooled)", "",
+                  markdown_table(part), ""]
+    return "\n".join(lines)
