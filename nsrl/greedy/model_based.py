@@ -21,12 +21,33 @@ from nsrl.params import param, set_params
 from nsrl.policies import AnyPolicy, Deterministic, NonStationary, stationary_table
 
 
+def tie_broken_argmax(q: np.ndarray, tie: float) -> np.ndarray:
+    """Per row, the lowest index whose q is within ``tie`` of the row's maximum.
+
+    Examples:
+        >>> tie_broken_argmax(np.array([[1.0, 1.0 + 1e-12, 0.0]]), 1e-9)
+        array([0])
+        >>> tie_broken_argmax(np.array([[1.0, 1.0 + 1e-12, 0.0]]), 0.0)
+        array([1])
+    """
+    if tie <= 0.0:
+        return np.argmax(q, axis=1)
+    return np.argmax(q >= q.max(axis=1, keepdims=True) - tie, axis=1)
+
+
 class _ModelOperator:
     """Shared plumbing of the operators that know the model."""
 
     def __init__(self, mdp: FiniteMDP) -> None:
         self.mdp = mdp
         self._backend = backend(mdp)
+        # Values above the dense size are certified within value_tol, not exact: two solves
+        # of one value (other warm starts, other schemes before it in the shard) may differ
+        # by 2 value_tol, and a q by 2 gamma value_tol. Actions whose q are that close are
+        # ties, broken to the lowest index, so that the greedy policy does not depend on
+        # which solve came first. Dense values are exact: plain argmax, bit for bit as before.
+        b = self._backend
+        self._tie = 0.0 if b.dense else 4.0 * mdp.gamma * b.value_tol
 
     def rho_array(self, rho: Rho) -> np.ndarray:
         """The distribution rho as an array over states."""
@@ -38,7 +59,7 @@ class _ModelOperator:
 
     def _result(self, target: AnyPolicy, rho_arr: np.ndarray, v_hat: np.ndarray) -> Greedy:
         q = q_values(self.mdp, v_hat)
-        actions = np.argmax(q, axis=1)
+        actions = tie_broken_argmax(q, self._tie)
         advantage = float("nan")
         if not isinstance(target, NonStationary):
             table = stationary_table(target, self.mdp)
@@ -220,4 +241,5 @@ class ProjectedGreedy(_ModelOperator):
 
 
 __all__ = ["FEATURE_LAWS", "NOISE_MAX", "NOISE_MODELS", "VALUE_ESTIMATES", "ExactGreedy",
-           "ProjectedGreedy", "greedy_actions", "perturb", "projection_features"]
+           "ProjectedGreedy", "greedy_actions", "perturb", "projection_features",
+           "tie_broken_argmax"]
