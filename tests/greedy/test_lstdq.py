@@ -304,3 +304,47 @@ def test_a_sparse_identity_table_takes_the_one_hot_path():
         assert system.one_hot and not system.sparse
         thetas.append(op.solve(target, data, np.random.default_rng(0), weights=weights))
     np.testing.assert_array_equal(thetas[0], thetas[1])
+
+
+def _grid_tiles(multires):
+    """A 12 x 12 grid world with tile coding (4 tilings) or the multi-resolution map of
+    benchmarks/bench_lstdq_call.py at a small size (the cells plus 4 tilings)."""
+    from nsrl.greedy.feature_maps import make_feature_map
+
+    mdp = nsrl.gridworld(12, gamma=0.99, seed=0)
+    tiles = make_feature_map("tiles", 100, 2).set_params(sparse_output=True) \
+        .fit_transform(mdp.features)
+    if multires:
+        tiles = sp.hstack([sp.identity(mdp.n_states, format="csr"), tiles], format="csr")
+    return mdp, tiles
+
+
+@pytest.mark.parametrize("kind", ["deterministic", "mixture", "loop", "finite", "empty"])
+@pytest.mark.parametrize("multires", [False, True], ids=["tiles", "multi-resolution"])
+def test_sparse_orderings_solve_the_same_system(kind, multires):
+    # Every SuperLU column ordering is an exact LU of the same sparse system: the option
+    # (MMD on A^T A) equals the default (COLAMD) to 1e-8 relative, for every target
+    # kind, on tile coding and on the multi-resolution map (cells + tilings, whose columns
+    # are linearly dependent: only the ridge makes its system regular).
+    mdp, phi = _grid_tiles(multires)
+    env = FiniteMDPVectorEnv(mdp)
+    data = LSTDQ(env, budget=1, features=phi, reuse=False).sampler.transitions(
+        3000, np.random.default_rng(0))
+    target = policies(mdp, seed=4)[kind]
+    thetas = {}
+    for ordering in ("COLAMD", "MMD_ATA", "MMD_AT_PLUS_A"):
+        op = LSTDQ(env, budget=1, features=phi, reuse=False, sparse_ordering=ordering)
+        assert op._system(data, np.random.default_rng(0)).sparse
+        thetas[ordering] = op.solve(target, data, np.random.default_rng(0))
+    ref = thetas["COLAMD"]
+    assert np.all(np.isfinite(ref)) and np.abs(ref).max() > 0
+    for ordering, theta in thetas.items():
+        assert np.linalg.norm(theta - ref) <= 1e-8 * np.linalg.norm(ref), ordering
+
+
+def test_the_default_ordering_is_colamd_and_a_wrong_one_is_refused():
+    mdp, phi = _grid_tiles(False)
+    env = FiniteMDPVectorEnv(mdp)
+    assert LSTDQ(env, budget=10, features=phi).sparse_ordering == "COLAMD"
+    with pytest.raises(ValueError, match="sparse_ordering should be one of"):
+        LSTDQ(env, budget=10, features=phi, sparse_ordering="AMD")
