@@ -10,6 +10,9 @@ profiled total, and the 30 most expensive functions by own time. The categories 
 times of named functions, so they may overlap (a solve inside a value estimate counts in both).
 
     python benchmarks/profile_bigger_shard.py --variant grid-lstdq --n-states 100000 --iterations 2
+
+benchmarks/results/profile_bigger_grid-lstdq_100000_before.txt is the same command's output
+at commit 9b02076's parent (before the dense X_pi change and the store system's reuse).
 """
 
 from __future__ import annotations
@@ -69,6 +72,8 @@ def main() -> None:
     parser.add_argument("--n-states", type=int, default=100_000)
     parser.add_argument("--mdp", type=int, default=0)
     parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--out", default=None,
+                        help="results file name (default profile_bigger_<variant>_<n>.txt)")
     args = parser.parse_args()
     sweep = load_experiment("bigger").sweeps()[args.variant]
     spec = sweep.to_dict()
@@ -98,7 +103,7 @@ def main() -> None:
               *[s for s in out.getvalue().splitlines() if s.strip()][4:], "```"]
     text = "\n".join(lines) + "\n"
     print(text)
-    name = f"profile_bigger_{args.variant}_{args.n_states}.txt"
+    name = args.out or f"profile_bigger_{args.variant}_{args.n_states}.txt"
     (ROOT / "benchmarks" / "results" / name).write_text(text)
 
 

@@ -156,6 +156,8 @@ class LSTDQ:
         self.value_rollouts, self.samples_used = value_rollouts, 0
         self.value_estimate = self._check_value_estimate(value_estimate)
         self._nu_hat: np.ndarray | None = None
+        # (key of the store's state, its IndexSystem): see _system
+        self._store_system: tuple[tuple[int, int], IndexSystem] | None = None
 
     def _check_value_estimate(self, how: str) -> str:
         if how not in ("auto", "lstd", "rollouts"):
@@ -238,9 +240,20 @@ class LSTDQ:
         """The LSTD statistics of ``data`` (None: of the store)."""
         if self._index:
             n = self._table.shape[0]
-            counts = self._stored.index_counts(n, self.n_actions) if data is None else \
-                IndexCounts.of(data, n, self.n_actions, weights)
-            return IndexSystem(counts, self._table, self._row_probs(rng))
+            if data is not None:
+                return IndexSystem(IndexCounts.of(data, n, self.n_actions, weights),
+                                   self._table, self._row_probs(rng))
+            # The store's system is kept while the store is unchanged: CPI+'s line search
+            # asks several values per iteration from the same store (each used to rebuild
+            # G, b and Phi^T N_a). The policy probabilities are fresh for each call.
+            counts = self._stored.index_counts(n, self.n_actions)
+            key = (id(counts), self._stored.added)
+            if self._store_system is None or self._store_system[0] != key:
+                self._store_system = (key, IndexSystem(counts, self._table,
+                                                       self._row_probs(rng)))
+            system = self._store_system[1]
+            system.probs = self._row_probs(rng)
+            return system
         sums = None
         if data is None:  # G and b of the store are kept up to date by the store itself
             data = self._stored.transitions()

@@ -11,7 +11,7 @@ import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import LSTDQ, TransitionStore
 from nsrl.greedy.feature_maps import TileCoding
-from nsrl.greedy.lstd_system import DenseSystem
+from nsrl.greedy.lstd_system import DenseSystem, IndexSystem
 from nsrl.greedy.sampling import Transitions, action_probs
 from nsrl.greedy.transitions import take
 from nsrl.policies import action_table
@@ -348,3 +348,25 @@ def test_the_default_ordering_is_colamd_and_a_wrong_one_is_refused():
     assert LSTDQ(env, budget=10, features=phi).sparse_ordering == "COLAMD"
     with pytest.raises(ValueError, match="sparse_ordering should be one of"):
         LSTDQ(env, budget=10, features=phi, sparse_ordering="AMD")
+
+
+def test_the_store_system_is_kept_while_the_store_is_unchanged():
+    # CPI+'s value estimates reuse the greedy call's LSTD statistics: the same system object
+    # while no transition is added, a new one after an add or a clear, and the same values
+    # as a system built afresh.
+    mdp, phi = _grid_tiles(False)
+    op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=500, features=phi)
+    rng = np.random.default_rng(0)
+    nsrl.run("cpi+", op, 3, rng=rng, mdp=mdp)
+    first = op._system(None, rng)
+    assert op._system(None, rng) is first
+    fresh = IndexSystem(op._stored.index_counts(mdp.n_states, mdp.n_actions), op._table,
+                        op._row_probs(rng))
+    np.testing.assert_array_equal(op._theta(nsrl.constant(), first),
+                                  op._theta(nsrl.constant(), fresh))
+    op.store.add(op.sampler.transitions(10, rng))
+    assert op._system(None, rng) is not first
+    added = op.store.added
+    op.store.clear()
+    op.store.add(op.sampler.transitions(added, rng))
+    assert op.store.added == added and op._system(None, rng) is not first
