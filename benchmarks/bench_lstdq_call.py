@@ -17,10 +17,14 @@ target that mixes actions across states, as every later call's does).
   incomplete LU, GMRES preconditioned by pi_0's exact LU and warm-started from its
   solution), with their iteration caps, seconds and final relative residuals: what the
   choice of a direct solve rests on.
+* **ridge** (``--part ridge``): GMRES(200) preconditioned by G + lambda I on pi_1's system
+  with LSTDQ's default ridge for tile coding (10^-3 transitions) and with larger ones: the
+  iterations it needs, against an LU of the same system.
 * **multi-resolution**: the cells plus 4 offset tilings of 80 x 80 (116 251 columns, d =
   465 004), pi_1 as target, one solve with the new ordering.
 
-Run: ``python benchmarks/bench_lstdq_call.py [--cap 120] [--skip-iterative]``.
+Run: ``python benchmarks/bench_lstdq_call.py [--cap 120] [--skip-iterative] [--part ridge]``
+(``--part ridge`` runs that part alone).
 """
 
 from __future__ import annotations
@@ -207,6 +211,36 @@ def iterative(env, phi, data, pi1):
               flush=True)
 
 
+def ridges(env, phi, data, pi1, values=(1e-3, 1.0, 100.0)):
+    print("\n### GMRES(200) with the G + lambda I preconditioner on pi_1's system against the "
+          "ridge (in transitions; LSTD-Q's default for tile coding: 1e-3), relative residual "
+          "target 1e-10\n\n| ridge | iterations | seconds | relative residual | relative "
+          "difference to the LU (COLAMD) |\n|---:|---:|---:|---:|---:|", flush=True)
+    for ridge in values:
+        op = nsrl.LSTDQ(env, budget=BUDGET, features=phi, reuse=False, ridge=ridge)
+        system = op._system(data, np.random.default_rng(0))
+        d, p = system.d, phi.shape[1]
+        F = (system.gram + ridge * system.scale * sp.identity(d, format="csr")).tocsr()
+        A = (F - op.gamma * system.cross(pi1)).tocsc()
+        with threadpool_limits(1):
+            t0 = time.perf_counter()
+            blocks = [spla.splu(F[a * p:(a + 1) * p, a * p:(a + 1) * p].tocsc())
+                      for a in range(4)]
+            M = spla.LinearOperator((d, d), lambda y, blocks=blocks, p=p: np.concatenate(
+                [f.solve(y[a * p:(a + 1) * p]) for a, f in enumerate(blocks)]))
+            count = [0]
+
+            def tick(*_, count=count):
+                count[0] += 1
+            x, _ = spla.gmres(A, system.b, rtol=1e-10, atol=0.0, M=M, restart=200, maxiter=1,
+                              callback=tick, callback_type="pr_norm")
+            seconds = time.perf_counter() - t0
+        x_ref = spla.splu(A, permc_spec="COLAMD").solve(system.b)
+        print(f"| {ridge:g} | {count[0]} | {seconds:.1f} | "
+              f"{np.linalg.norm(system.b - A @ x) / np.linalg.norm(system.b):.1e} | "
+              f"{rel(x, x_ref):.1e} |", flush=True)
+
+
 def multires(mdp, env, data, pi1):
     tilings = make_feature_map("tiles", 4 * 81 * 81, 2).set_params(
         sparse_output=True, n_tiles=80).fit_transform(mdp.features)
@@ -230,6 +264,7 @@ def main():
     parser.add_argument("--cap", type=float, default=120.0,
                         help="seconds after which today's path is stopped")
     parser.add_argument("--skip-iterative", action="store_true")
+    parser.add_argument("--part", choices=["all", "ridge"], default="all")
     args = parser.parse_args()
     mdp, env, tiles = setup()
     sampler = make_sampler(env, None)
@@ -241,9 +276,14 @@ def main():
         draw = time.perf_counter() - t0
     print(f"drawing {BUDGET:,} transitions (uniform walks, not in the calls below): "
           f"{draw:.2f} s")
+    if args.part == "ridge":
+        _, _, pi1 = call(env, tiles, data, nsrl.constant(), "COLAMD")
+        ridges(env, tiles, data, pi1)
+        return
     pi1 = paths(mdp, env, tiles, data, args.cap)
     if not args.skip_iterative:
         iterative(env, tiles, data, pi1)
+        ridges(env, tiles, data, pi1)
     multires(mdp, env, data, pi1)
 
 
