@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # (label, (file suffix, function name)): cumulative time of every function matching one pair
 PARTS = [
     ("greedy calls (all of LSTD-Q's work)", [("greedy/lstdq.py", "greedy")]),
-    ("  drawing transitions (sampler)", [("sampling/native.py", "transitions"),
-                                         ("sampling/gym.py", "transitions")]),
+    ("  drawing transitions (sampler)", [("sampling/model.py", "transitions"),
+                                         ("sampling/env.py", "transitions")]),
     ("  LSTD statistics: counts into the store", [("greedy/transitions.py", "add")]),
     ("  LSTD statistics: G, b, X_pi (IndexSystem / DenseSystem)",
      [("greedy/lstdq.py", "_system")]),
