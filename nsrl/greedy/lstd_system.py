@@ -145,11 +145,14 @@ class IndexSystem:
             return sp.bmat([[left @ r for r in right] for left in self._left], format="csr")
         out = np.zeros((self.d, self.d))
         for b in range(A):
-            right = probs[:, b, None] * self.table  # pi(a' = b | x') phi(x')
-            if not right.any():
+            # only the next states where pi takes b: a deterministic pi splits the n rows
+            # among the actions, so the products cost O(A n p^2) instead of O(A^2 n p^2)
+            rows = np.flatnonzero(probs[:, b] > 0)
+            if not len(rows):
                 continue
+            right = probs[rows, b, None] * self.table[rows]  # pi(a' = b | x') phi(x')
             for a in range(A):
-                out[a * p:(a + 1) * p, b * p:(b + 1) * p] = self._left[a] @ right
+                out[a * p:(a + 1) * p, b * p:(b + 1) * p] = self._left[a][:, rows] @ right
         return out
 
 
@@ -242,11 +245,28 @@ def is_identity(table: Matrix) -> bool:
     return bool(np.all(np.diag(table) == 1.0) and np.count_nonzero(table) == len(table))
 
 
-def _solve(matrix: Matrix, rhs: np.ndarray) -> np.ndarray:
+# Column orderings of SuperLU for the sparse (tile-coding) systems G - gamma X_pi + lambda I:
+# every one is an exact LU of the same matrix; they differ in fill-in, hence time and memory.
+# On the 10^5-state grid world with 25 600 tiles neither COLAMD (SuperLU's default, kept) nor
+# MMD on A^T A was faster on every system measured (benchmarks/bench_lstdq_call.py);
+# MMD on A^T + A fills in far more there.
+ORDERINGS = ("COLAMD", "MMD_ATA", "MMD_AT_PLUS_A", "NATURAL")
+DEFAULT_ORDERING = "COLAMD"
+
+
+def check_ordering(ordering: str) -> str:
+    """``ordering`` if SuperLU knows it (see :data:`ORDERINGS`), else ValueError."""
+    if ordering not in ORDERINGS:
+        raise ValueError(f"sparse_ordering should be one of {ORDERINGS}, got {ordering!r} "
+                         f"(SuperLU's column orderings; {DEFAULT_ORDERING!r} is the default).")
+    return ordering
+
+
+def _solve(matrix: Matrix, rhs: np.ndarray, ordering: str = DEFAULT_ORDERING) -> np.ndarray:
     if _sparse(matrix):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", spla.MatrixRankWarning)
-            out = spla.spsolve(matrix.tocsc(), rhs)
+            out = spla.spsolve(matrix.tocsc(), rhs, permc_spec=check_ordering(ordering))
     else:
         try:
             out = np.linalg.solve(matrix, rhs)
@@ -309,21 +329,25 @@ def solve_tabular_loop(system: IndexSystem, policies: list[Policy], gamma: float
     return fb + gamma * (system.next @ u0) / f
 
 
-def solve_loop(system: System, policies: list[Policy], gamma: float, lam: float) -> np.ndarray:
-    """theta_0 for the loop p_0 ... p_{m-1} (m = 1: a stationary or mixture target)."""
+def solve_loop(system: System, policies: list[Policy], gamma: float, lam: float,
+               ordering: str = DEFAULT_ORDERING) -> np.ndarray:
+    """theta_0 for the loop p_0 ... p_{m-1} (m = 1: a stationary or mixture target).
+
+    ``ordering``: SuperLU's column ordering for sparse (tile-coding) systems.
+    """
     if isinstance(system, IndexSystem) and system.one_hot:
         return solve_tabular_loop(system, policies, gamma, lam)
     m, d, G = len(policies), system.d, system.gram
     cross = [system.cross(pi) for pi in policies]
     if m == 1:
-        return _solve(G - gamma * cross[0] + lam * _eye(system, d), system.b)
+        return _solve(G - gamma * cross[0] + lam * _eye(system, d), system.b, ordering)
     F = G + lam * _eye(system, d)
     if _sparse(G):
         grid: list[list[Matrix]] = [[None] * m for _ in range(m)]
         for j in range(m):
             grid[j][j] = F
             grid[j][(j + 1) % m] = -gamma * cross[j]
-        return _solve(sp.bmat(grid, format="csc"), np.tile(system.b, m))[:d]
+        return _solve(sp.bmat(grid, format="csc"), np.tile(system.b, m), ordering)[:d]
     # Dense: theta_j = F^-1 (b + gamma X_j theta_{j+1}) composed around the loop into
     # theta_0 = c + K theta_0, m products and one d x d solve, O(m d^3), instead of the
     # (m d)-dimensional block system, O(m^3 d^3).
@@ -383,12 +407,17 @@ def solve_finite(system: System, policies: list[Policy], gamma: float, lam: floa
 
 
 def solve_target(system: System, target: AnyPolicy, gamma: float, lam: float,
-                 uniform: Policy, state_reward: bool) -> np.ndarray:
-    """theta_0 for any target kind of the schemes (see the module docstring)."""
+                 uniform: Policy, state_reward: bool,
+                 ordering: str = DEFAULT_ORDERING) -> np.ndarray:
+    """theta_0 for any target kind of the schemes (see the module docstring).
+
+    ``ordering``: SuperLU's column ordering of the sparse stationary and loop systems (the
+    finite sequence factorises the block-diagonal G + lambda I only, with SuperLU's default).
+    """
     if isinstance(target, NonStationary) and not target.loop:
         return solve_finite(system, list(target.policies), gamma, lam, uniform, state_reward)
     policies = list(target.policies) if isinstance(target, NonStationary) else [target]
-    return solve_loop(system, policies, gamma, lam)
+    return solve_loop(system, policies, gamma, lam, ordering)
 
 
 System = IndexSystem | DenseSystem

@@ -51,10 +51,12 @@ import scipy.sparse as sp
 from nsrl.greedy.base import Greedy, Occupancy, Rho
 from nsrl.greedy.features import EstimatorPolicy, make_features
 from nsrl.greedy.lstd_system import (
+    DEFAULT_ORDERING,
     DenseGram,
     DenseSystem,
     IndexSystem,
     System,
+    check_ordering,
     is_identity,
     solve_target,
 )
@@ -113,6 +115,11 @@ class LSTDQ:
             (lstd for index observations with a feature table and reuse, else rollouts).
         value_rollouts: rollouts per ``value`` call (default: budget (1 - gamma)).
         gamma: discount, for an env without a model.
+        sparse_ordering: SuperLU's column ordering for the sparse systems of a scipy.sparse
+            feature table (tile coding): "COLAMD" (default, SuperLU's own), "MMD_ATA"
+            (minimum degree on A^T A), "MMD_AT_PLUS_A", "NATURAL". Every ordering solves
+            the same system exactly (to rounding); they differ in fill-in, hence in time and
+            memory (benchmarks/bench_lstdq_call.py compares them at 10^5 states).
 
     Examples:
         >>> import numpy as np, nsrl
@@ -126,7 +133,8 @@ class LSTDQ:
     def __init__(self, env: Any, budget: int, *, features: object = None,
                  ridge: float | None = None, explore: float = 0.3, reuse: bool = True,
                  store: TransitionStore | int | None = None, value_estimate: str = "auto",
-                 value_rollouts: int | None = None, gamma: float | None = None) -> None:
+                 value_rollouts: int | None = None, gamma: float | None = None,
+                 sparse_ordering: str = DEFAULT_ORDERING) -> None:
         self.sampler = make_sampler(env, gamma)
         self.gamma, self.n_actions = self.sampler.gamma, self.sampler.n_actions
         if self.sampler.mdp is not None:
@@ -138,6 +146,7 @@ class LSTDQ:
             raise ValueError(f"need ridge >= 0 (or None) and explore in [0, 1], got {ridge}, "
                              f"{explore}.")
         self.budget, self.explore = int(budget), float(explore)
+        self.sparse_ordering = check_ordering(sparse_ordering)
         self.store = self._make_store(reuse, store)
         self.features = make_features(features, env, self.sampler.mdp)
         local = self._index and (is_identity(self.features.table)
@@ -147,6 +156,8 @@ class LSTDQ:
         self.value_rollouts, self.samples_used = value_rollouts, 0
         self.value_estimate = self._check_value_estimate(value_estimate)
         self._nu_hat: np.ndarray | None = None
+        # (key of the store's state, its IndexSystem): see _system
+        self._store_system: tuple[tuple[int, int], IndexSystem] | None = None
 
     def _check_value_estimate(self, how: str) -> str:
         if how not in ("auto", "lstd", "rollouts"):
@@ -229,9 +240,20 @@ class LSTDQ:
         """The LSTD statistics of ``data`` (None: of the store)."""
         if self._index:
             n = self._table.shape[0]
-            counts = self._stored.index_counts(n, self.n_actions) if data is None else \
-                IndexCounts.of(data, n, self.n_actions, weights)
-            return IndexSystem(counts, self._table, self._row_probs(rng))
+            if data is not None:
+                return IndexSystem(IndexCounts.of(data, n, self.n_actions, weights),
+                                   self._table, self._row_probs(rng))
+            # The store's system is kept while the store is unchanged: CPI+'s line search
+            # asks several values per iteration from the same store (each used to rebuild
+            # G, b and Phi^T N_a). The policy probabilities are fresh for each call.
+            counts = self._stored.index_counts(n, self.n_actions)
+            key = (id(counts), self._stored.added)
+            if self._store_system is None or self._store_system[0] != key:
+                self._store_system = (key, IndexSystem(counts, self._table,
+                                                       self._row_probs(rng)))
+            system = self._store_system[1]
+            system.probs = self._row_probs(rng)
+            return system
         sums = None
         if data is None:  # G and b of the store are kept up to date by the store itself
             data = self._stored.transitions()
@@ -250,7 +272,7 @@ class LSTDQ:
     def _theta(self, target: AnyPolicy, system: System) -> np.ndarray:
         uniform = Mixture([(1.0 / self.n_actions, Constant(a)) for a in range(self.n_actions)])
         theta = solve_target(system, target, self.gamma, self.ridge * system.scale, uniform,
-                             self.sampler.state_reward)
+                             self.sampler.state_reward, self.sparse_ordering)
         return theta.reshape(self.n_actions, -1)
 
     def solve(self, target: AnyPolicy, data: Transitions, rng: np.random.Generator,

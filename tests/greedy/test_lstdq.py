@@ -11,7 +11,7 @@ import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.greedy import LSTDQ, TransitionStore
 from nsrl.greedy.feature_maps import TileCoding
-from nsrl.greedy.lstd_system import DenseSystem
+from nsrl.greedy.lstd_system import DenseSystem, IndexSystem
 from nsrl.greedy.sampling import Transitions, action_probs
 from nsrl.greedy.transitions import take
 from nsrl.policies import action_table
@@ -304,3 +304,69 @@ def test_a_sparse_identity_table_takes_the_one_hot_path():
         assert system.one_hot and not system.sparse
         thetas.append(op.solve(target, data, np.random.default_rng(0), weights=weights))
     np.testing.assert_array_equal(thetas[0], thetas[1])
+
+
+def _grid_tiles(multires):
+    """A 12 x 12 grid world with tile coding (4 tilings) or the multi-resolution map of
+    benchmarks/bench_lstdq_call.py at a small size (the cells plus 4 tilings)."""
+    from nsrl.greedy.feature_maps import make_feature_map
+
+    mdp = nsrl.gridworld(12, gamma=0.99, seed=0)
+    tiles = make_feature_map("tiles", 100, 2).set_params(sparse_output=True) \
+        .fit_transform(mdp.features)
+    if multires:
+        tiles = sp.hstack([sp.identity(mdp.n_states, format="csr"), tiles], format="csr")
+    return mdp, tiles
+
+
+@pytest.mark.parametrize("kind", ["deterministic", "mixture", "loop", "finite", "empty"])
+@pytest.mark.parametrize("multires", [False, True], ids=["tiles", "multi-resolution"])
+def test_sparse_orderings_solve_the_same_system(kind, multires):
+    # Every SuperLU column ordering is an exact LU of the same sparse system: the option
+    # (MMD on A^T A) equals the default (COLAMD) to 1e-8 relative, for every target
+    # kind, on tile coding and on the multi-resolution map (cells + tilings, whose columns
+    # are linearly dependent: only the ridge makes its system regular).
+    mdp, phi = _grid_tiles(multires)
+    env = FiniteMDPVectorEnv(mdp)
+    data = LSTDQ(env, budget=1, features=phi, reuse=False).sampler.transitions(
+        3000, np.random.default_rng(0))
+    target = policies(mdp, seed=4)[kind]
+    thetas = {}
+    for ordering in ("COLAMD", "MMD_ATA", "MMD_AT_PLUS_A"):
+        op = LSTDQ(env, budget=1, features=phi, reuse=False, sparse_ordering=ordering)
+        assert op._system(data, np.random.default_rng(0)).sparse
+        thetas[ordering] = op.solve(target, data, np.random.default_rng(0))
+    ref = thetas["COLAMD"]
+    assert np.all(np.isfinite(ref)) and np.abs(ref).max() > 0
+    for ordering, theta in thetas.items():
+        assert np.linalg.norm(theta - ref) <= 1e-8 * np.linalg.norm(ref), ordering
+
+
+def test_the_default_ordering_is_colamd_and_a_wrong_one_is_refused():
+    mdp, phi = _grid_tiles(False)
+    env = FiniteMDPVectorEnv(mdp)
+    assert LSTDQ(env, budget=10, features=phi).sparse_ordering == "COLAMD"
+    with pytest.raises(ValueError, match="sparse_ordering should be one of"):
+        LSTDQ(env, budget=10, features=phi, sparse_ordering="AMD")
+
+
+def test_the_store_system_is_kept_while_the_store_is_unchanged():
+    # CPI+'s value estimates reuse the greedy call's LSTD statistics: the same system object
+    # while no transition is added, a new one after an add or a clear, and the same values
+    # as a system built afresh.
+    mdp, phi = _grid_tiles(False)
+    op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=500, features=phi)
+    rng = np.random.default_rng(0)
+    nsrl.run("cpi+", op, 3, rng=rng, mdp=mdp)
+    first = op._system(None, rng)
+    assert op._system(None, rng) is first
+    fresh = IndexSystem(op._stored.index_counts(mdp.n_states, mdp.n_actions), op._table,
+                        op._row_probs(rng))
+    np.testing.assert_array_equal(op._theta(nsrl.constant(), first),
+                                  op._theta(nsrl.constant(), fresh))
+    op.store.add(op.sampler.transitions(10, rng))
+    assert op._system(None, rng) is not first
+    added = op.store.added
+    op.store.clear()
+    op.store.add(op.sampler.transitions(added, rng))
+    assert op.store.added == added and op._system(None, rng) is not first

@@ -1,0 +1,291 @@
+"""One LSTD-Q greedy call at 10^5 states (issue 31): today's sparse solve beside the new one.
+
+The ``bigger`` sweep's grid world MDP 0 at n_states = 10^5 (90 007 states), tile coding with
+25 600 features (4 tilings; d = 102 400 LSTD-Q weights), 10^5 transitions of uniform walks
+drawn once and replayed, so both paths solve the same system; one core (threadpoolctl).
+Two targets: pi_0 = action 0 (a run's first call) and pi_1, the greedy policy of that call (a
+target that mixes actions across states, as every later call's does).
+
+* **paths**: one greedy call (statistics, solve, greedy table, advantage; the draw is timed
+  apart) with SuperLU's COLAMD ordering (the default) and with MMD on A^T A (the option
+  ``LSTDQ(sparse_ordering="MMD_ATA")``), and the relative difference of their
+  weights. A path still running after ``--cap`` seconds is stopped (it runs in a child
+  process) and reported as such; pi_1's weights are then compared with a third exact LU
+  (MMD on A^T + A).
+* **iterative**: the preconditioned Krylov solvers tried for pi_1's system (scipy's GMRES and
+  BiCGSTAB with the block-diagonal Gram part G + lambda I as preconditioner, GMRES with an
+  incomplete LU, GMRES preconditioned by pi_0's exact LU and warm-started from its
+  solution), with their iteration caps, seconds and final relative residuals: what the
+  choice of a direct solve rests on.
+* **ridge** (``--part ridge``): GMRES(200) preconditioned by G + lambda I on pi_1's system
+  with LSTDQ's default ridge for tile coding (10^-3 transitions) and with larger ones: the
+  iterations it needs, against an LU of the same system.
+* **multi-resolution**: the cells plus 4 offset tilings of 80 x 80 (116 251 columns, d =
+  465 004), pi_1 as target, one solve with the new ordering.
+
+Run: ``python benchmarks/bench_lstdq_call.py [--cap 120] [--skip-iterative] [--part ridge]``
+(``--part ridge`` runs that part alone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import time
+from dataclasses import fields
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from threadpoolctl import threadpool_limits
+
+import nsrl
+from nsrl.envs import FiniteMDPVectorEnv
+from nsrl.experiments import load_experiment
+from nsrl.experiments.domains import side
+from nsrl.experiments.presets import Shard
+from nsrl.greedy.feature_maps import make_feature_map
+from nsrl.greedy.lstd_system import solve_target
+from nsrl.greedy.sampling import Transitions, make_sampler
+from nsrl.policies import Constant, Mixture
+
+N_STATES, TILES, BUDGET = 100_000, 25_600, 100_000
+
+
+class Replay:
+    """A sampler stand-in that returns one pre-drawn batch: both paths solve the same data."""
+
+    def __init__(self, sampler, data):
+        self.sampler, self.data = sampler, data
+
+    def __getattr__(self, name):
+        return getattr(self.sampler, name)
+
+    def transitions(self, n, rng, behaviour=None, explore=1.0):
+        return self.data
+
+
+def setup():
+    sweep = load_experiment("bigger").sweeps()["grid-lstdq"]
+    shard = Shard(N_STATES, 4, 4, 0)
+    rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
+    mdp = nsrl.gridworld(side(N_STATES), gamma=sweep.gamma, seed=rng)
+    tiles = make_feature_map("tiles", TILES, 2).set_params(sparse_output=True) \
+        .fit_transform(mdp.features)
+    env = FiniteMDPVectorEnv(mdp, num_envs=1)
+    return mdp, env, tiles
+
+
+def operator(env, phi, data, ordering):
+    op = nsrl.LSTDQ(env, budget=BUDGET, features=phi, reuse=False, sparse_ordering=ordering)
+    op.sampler = Replay(op.sampler, data)
+    return op
+
+
+def call(env, phi, data, target, ordering):
+    """Seconds of one greedy call on the replayed data, its weights and its greedy policy."""
+    op = operator(env, phi, data, ordering)
+    rng = np.random.default_rng(0)
+    with threadpool_limits(1):
+        t0 = time.perf_counter()
+        out = op.greedy(target, nsrl.Nu(), rng)
+        seconds = time.perf_counter() - t0
+        theta = op.solve(target, data, rng)  # the same weights (for the comparison)
+    return seconds, theta, out.policy
+
+
+def _child(queue, env, phi, data, target, ordering):
+    seconds, theta, _ = call(env, phi, data, target, ordering)
+    queue.put((seconds, theta))
+
+
+def capped_call(env, phi, data, target, ordering, cap):
+    """:func:`call` in a child process stopped after ``cap`` s: (seconds, theta) or None."""
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child, args=(queue, env, phi, data, target, ordering))
+    child.start()
+    try:
+        return queue.get(timeout=cap)
+    except Exception:  # queue.Empty: still running
+        return None
+    finally:
+        if child.is_alive():
+            child.terminate()
+        child.join()
+
+
+def stopped(result, cap):
+    return f"> {cap:.0f} (stopped)" if result is None else f"{result[0]:.2f}"
+
+
+def rel(x, y):
+    return float(np.linalg.norm(x - y) / np.linalg.norm(y))
+
+
+def paths(mdp, env, phi, data, cap):
+    print(f"\n### One greedy call, {BUDGET:,} transitions, grid world at 10^5 states "
+          f"({mdp.n_states:,}), tile coding {phi.shape[1]:,} features (d = "
+          f"{4 * phi.shape[1]:,}), one core\n\n| target | today (COLAMD) s | new (MMD_ATA) s "
+          f"| relative difference of the weights |\n|---|---:|---:|---|", flush=True)
+    t_new, theta_new, pi1 = call(env, phi, data, nsrl.constant(), "MMD_ATA")
+    old = capped_call(env, phi, data, nsrl.constant(), "COLAMD", cap)
+    diff = "-" if old is None else f"{rel(theta_new, old[1]):.1e} (vs COLAMD)"
+    print(f"| pi_0 = action 0 | {stopped(old, cap)} "
+          f"| {t_new:.2f} | {diff} |", flush=True)
+    t_new, theta_new, _ = call(env, phi, data, pi1, "MMD_ATA")
+    old = capped_call(env, phi, data, pi1, "COLAMD", cap)
+    if old is None:
+        t_ref, theta_ref, _ = call(env, phi, data, pi1, "MMD_AT_PLUS_A")
+        diff = f"{rel(theta_new, theta_ref):.1e} (vs MMD_AT_PLUS_A's LU, {t_ref:.0f} s)"
+    else:
+        diff = f"{rel(theta_new, old[1]):.1e} (vs COLAMD)"
+    print(f"| pi_1 = greedy of the first call | "
+          f"{stopped(old, cap)} | {t_new:.2f} | "
+          f"{diff} |", flush=True)
+    more = sampler_of(env).transitions(BUDGET, np.random.default_rng(2))
+    both = Transitions(*(np.concatenate([getattr(data, f.name), getattr(more, f.name)])
+                         for f in fields(Transitions)))
+    t_new, theta_new, _ = call(env, phi, both, pi1, "MMD_ATA")
+    old = capped_call(env, phi, both, pi1, "COLAMD", cap)
+    diff = "-" if old is None else f"{rel(theta_new, old[1]):.1e} (vs COLAMD)"
+    print(f"| pi_1, from {2 * BUDGET:,} transitions (a run's second call with reuse) | "
+          f"{stopped(old, cap)} | {t_new:.2f} | {diff} |", flush=True)
+    return pi1
+
+
+def sampler_of(env):
+    return make_sampler(env, None)
+
+
+def system_of(env, phi, data, target):
+    op = operator(env, phi, data, "MMD_ATA")
+    rng = np.random.default_rng(0)
+    system = op._system(data, rng)
+    lam = op.ridge * system.scale
+    F = (system.gram + lam * sp.identity(system.d, format="csr")).tocsr()
+    return op, system, lam, F, (F - op.gamma * system.cross(target)).tocsc()
+
+
+def iterative(env, phi, data, pi1):
+    _, system, lam, F, A = system_of(env, phi, data, pi1)
+    b, d, p = system.b, system.d, phi.shape[1]
+    x_ref = spla.splu(A, permc_spec="MMD_ATA").solve(b)
+    print(f"\n### Iterative solvers on pi_1's system (d = {d:,}), relative residual "
+          f"target 1e-12\n\n| solver | preconditioner setup s | iterations | solve s | "
+          f"relative residual | relative difference to the LU |\n|---|---:|---:|---:|---:|---:|",
+          flush=True)
+    t0 = time.perf_counter()
+    blocks = [spla.splu(F[a * p:(a + 1) * p, a * p:(a + 1) * p].tocsc()) for a in range(4)]
+    gram_setup = time.perf_counter() - t0
+    gram = spla.LinearOperator((d, d), lambda y: np.concatenate(
+        [f.solve(y[a * p:(a + 1) * p]) for a, f in enumerate(blocks)]))
+    candidates = [("GMRES(100), 100 iterations", "G + lambda I (exact, per action)", gram_setup,
+                   gram, None, dict(restart=100, maxiter=1)),
+                  ("BiCGSTAB, 100 iterations", "G + lambda I (exact, per action)", gram_setup,
+                   gram, None, dict(maxiter=100))]
+    t0 = time.perf_counter()
+    ilu = spla.spilu(A, drop_tol=1e-4, fill_factor=5)
+    candidates.append(("GMRES(100), 300 iterations", "ILU (drop 1e-4, fill 5, COLAMD)",
+                       time.perf_counter() - t0, spla.LinearOperator((d, d), ilu.solve), None,
+                       dict(restart=100, maxiter=3)))
+    _, _, _, _, A0 = system_of(env, phi, data, nsrl.constant())
+    t0 = time.perf_counter()
+    lu0 = spla.splu(A0, permc_spec="MMD_ATA")
+    x0 = lu0.solve(b)
+    candidates.append(("GMRES(100), 100 iterations, warm start from pi_0's weights",
+                       "pi_0's exact LU (the previous call's system)", time.perf_counter() - t0,
+                       spla.LinearOperator((d, d), lu0.solve), x0, dict(restart=100, maxiter=1)))
+    for name, pre, setup_s, M, start, kw in candidates:
+        count = [0]
+
+        def tick(*_, count=count):
+            count[0] += 1
+        solver = spla.gmres if name.startswith("GMRES") else spla.bicgstab
+        extra = {"callback_type": "pr_norm"} if solver is spla.gmres else {}
+        t0 = time.perf_counter()
+        x, _ = solver(A, b, x0=start, rtol=1e-12, atol=0.0, M=M, callback=tick, **kw, **extra)
+        seconds = time.perf_counter() - t0
+        print(f"| {name} | {pre}: {setup_s:.2f} | {count[0]} | {seconds:.1f} | "
+              f"{np.linalg.norm(b - A @ x) / np.linalg.norm(b):.1e} | {rel(x, x_ref):.1e} |",
+              flush=True)
+
+
+def ridges(env, phi, data, pi1, values=(1e-3, 1.0, 100.0)):
+    print("\n### GMRES(200) with the G + lambda I preconditioner on pi_1's system against the "
+          "ridge (in transitions; LSTD-Q's default for tile coding: 1e-3), relative residual "
+          "target 1e-10\n\n| ridge | iterations | seconds | relative residual | relative "
+          "difference to the LU (COLAMD) |\n|---:|---:|---:|---:|---:|", flush=True)
+    for ridge in values:
+        op = nsrl.LSTDQ(env, budget=BUDGET, features=phi, reuse=False, ridge=ridge)
+        system = op._system(data, np.random.default_rng(0))
+        d, p = system.d, phi.shape[1]
+        F = (system.gram + ridge * system.scale * sp.identity(d, format="csr")).tocsr()
+        A = (F - op.gamma * system.cross(pi1)).tocsc()
+        with threadpool_limits(1):
+            t0 = time.perf_counter()
+            blocks = [spla.splu(F[a * p:(a + 1) * p, a * p:(a + 1) * p].tocsc())
+                      for a in range(4)]
+            M = spla.LinearOperator((d, d), lambda y, blocks=blocks, p=p: np.concatenate(
+                [f.solve(y[a * p:(a + 1) * p]) for a, f in enumerate(blocks)]))
+            count = [0]
+
+            def tick(*_, count=count):
+                count[0] += 1
+            x, _ = spla.gmres(A, system.b, rtol=1e-10, atol=0.0, M=M, restart=200, maxiter=1,
+                              callback=tick, callback_type="pr_norm")
+            seconds = time.perf_counter() - t0
+        x_ref = spla.splu(A, permc_spec="COLAMD").solve(system.b)
+        print(f"| {ridge:g} | {count[0]} | {seconds:.1f} | "
+              f"{np.linalg.norm(system.b - A @ x) / np.linalg.norm(system.b):.1e} | "
+              f"{rel(x, x_ref):.1e} |", flush=True)
+
+
+def multires(mdp, env, data, pi1):
+    tilings = make_feature_map("tiles", 4 * 81 * 81, 2).set_params(
+        sparse_output=True, n_tiles=80).fit_transform(mdp.features)
+    phi = sp.hstack([sp.identity(mdp.n_states, format="csr"), tilings], format="csr")
+    op, system, lam, _, A = system_of(env, phi, data, pi1)
+    uniform = Mixture([(0.25, Constant(a)) for a in range(4)])
+    with threadpool_limits(1):
+        t0 = time.perf_counter()
+        theta = solve_target(system, pi1, op.gamma, lam, uniform, op.sampler.state_reward,
+                             "MMD_ATA")
+        seconds = time.perf_counter() - t0
+    res = np.linalg.norm(system.b - A @ theta) / np.linalg.norm(system.b)
+    print(f"\n### Multi-resolution map (cells + 4 tilings of 80 x 80, {phi.shape[1]:,} columns, "
+          f"d = {system.d:,}), pi_1, the same {BUDGET:,} transitions\n\none LU solve "
+          f"(MMD_ATA): {seconds:.1f} s, relative residual {res:.1e} (COLAMD on this "
+          f"system not measured here)", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cap", type=float, default=120.0,
+                        help="seconds after which today's path is stopped")
+    parser.add_argument("--skip-iterative", action="store_true")
+    parser.add_argument("--part", choices=["all", "ridge"], default="all")
+    args = parser.parse_args()
+    mdp, env, tiles = setup()
+    sampler = make_sampler(env, None)
+    rng = np.random.default_rng(1)
+    sampler.transitions(1000, rng)  # warm-up (compilation)
+    with threadpool_limits(1):
+        t0 = time.perf_counter()
+        data = sampler.transitions(BUDGET, rng)
+        draw = time.perf_counter() - t0
+    print(f"drawing {BUDGET:,} transitions (uniform walks, not in the calls below): "
+          f"{draw:.2f} s")
+    if args.part == "ridge":
+        _, _, pi1 = call(env, tiles, data, nsrl.constant(), "COLAMD")
+        ridges(env, tiles, data, pi1)
+        return
+    pi1 = paths(mdp, env, tiles, data, args.cap)
+    if not args.skip_iterative:
+        iterative(env, tiles, data, pi1)
+        ridges(env, tiles, data, pi1)
+    multires(mdp, env, data, pi1)
+
+
+if __name__ == "__main__":
+    main()
