@@ -266,7 +266,8 @@ def _solve(matrix: Matrix, rhs: np.ndarray, ordering: str = DEFAULT_ORDERING) ->
     if _sparse(matrix):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", spla.MatrixRankWarning)
-            out = spla.spsolve(matrix.tocsc(), rhs, permc_spec=check_ordering(ordering))
+            out = spla.spsolve(matrix.tocsc(), rhs,
+                               permc_spec=check_ordering(ordering))  # type: ignore[call-overload]
     else:
         try:
             out = np.linalg.solve(matrix, rhs)
