@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from study.numbers.registry import block
-from study.numbers.sources import read_text
+from study.numbers.sources import read_text, search
 
 R = "benchmarks/results/"
 PEERS_IDLE = R + "bench_exact_peers_idle.txt"
@@ -37,3 +37,21 @@ def peers_idle(root: Path) -> str:
 def level(root: Path) -> str:
     """The before/after timings as printed."""
     return _quoted(root, LEVEL)
+
+
+PROFILE = R + "profile_bigger_grid-lstdq_100000.txt"
+PROFILE_BEFORE = R + "profile_bigger_grid-lstdq_100000_before.txt"
+_PROFILE_VALUES = {  # name -> (file, pattern of the value)
+    "perf.shard-profile.before.cpu": (PROFILE_BEFORE, r"^shard: ([\d.]+) CPU s"),
+    "perf.shard-profile.after.cpu": (PROFILE, r"^shard: ([\d.]+) CPU s"),
+    "perf.shard-profile.after.exact-loss": (PROFILE, r"^\| exact loss of each .*\| (\d+%) \|$"),
+    "perf.shard-profile.after.greedy-error": (PROFILE, r"^\| greedy error of each .*\| (\d+%) \|$"),
+}
+
+
+def _profile_value(rel: str, pattern: str):
+    return lambda root: search(root, rel, pattern)[1]
+
+
+for _name, (_rel, _pattern) in _PROFILE_VALUES.items():
+    block(_name, sources=[_rel])(_profile_value(_rel, _pattern))
