@@ -123,8 +123,9 @@ def gymnasium_returns(actions: npt.ArrayLike, n_positions: int, n_velocities: in
         >>> import nsrl
         >>> mdp = nsrl.mountain_car(60, 60)
         >>> pi = nsrl.greedy_actions(mdp, nsrl.optimal_value(mdp))
-        >>> float(gymnasium_returns(pi, 60, 60, n_episodes=3).mean()) >= -110
-        True
+        >>> returns = gymnasium_returns(pi, 60, 60, n_episodes=3)
+        >>> returns.shape, bool((returns > -200).all())  # each episode reached the goal
+        ((3,), True)
     """
     import gymnasium as gym
 

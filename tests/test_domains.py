@@ -6,7 +6,13 @@ import scipy.sparse.csgraph as csgraph
 
 import nsrl
 from nsrl.model.gridworld import MOVES, grid_index, gridworld
-from nsrl.model.mountain_car import grid_axes, mountain_car, nearest_state, step
+from nsrl.model.mountain_car import (
+    grid_axes,
+    mountain_car,
+    nearest_index,
+    nearest_state,
+    step,
+)
 from nsrl.model.structured import with_features
 
 
@@ -159,6 +165,39 @@ def test_nearest_state_round_trip():
     mdp = mountain_car(9, 7)
     p, v = mdp.features.T
     assert (nearest_state(p, v, 9, 7) == np.arange(mdp.n_states)).all()
+
+
+@pytest.mark.parametrize("n", [2, 4, 10, 30, 58, 60, 100, 316, 4096])
+def test_velocity_zero_on_an_even_grid_goes_to_the_lower_of_the_two_middle_points(n):
+    # 0 is exactly halfway between grid velocities n/2 - 1 and n/2: the tie rule takes the
+    # lower, whatever the parity of n/2 (numpy's rint, half to even, took 14 at n = 30 and
+    # 30 at n = 60) and whether the observation is float32 (Gymnasium's) or float64.
+    for zero in (0.0, np.float32(0.0), -0.0):
+        assert int(nearest_index(zero, -0.07, 0.07, n)) == n // 2 - 1
+    # 1e-15 past the tie (a cell is at least 3.4e-5 wide; (v + 0.07) resolves 1.4e-17)
+    assert int(nearest_index(1e-15, -0.07, 0.07, n)) == n // 2
+    assert int(nearest_index(-1e-15, -0.07, 0.07, n)) == n // 2 - 1
+
+
+def test_nearest_index_ties_and_ends():
+    # On [0, 1] with 3 points (0, 0.5, 1) the midpoints 0.25 and 0.75 are exact ties.
+    x = np.array([-1.0, 0.0, 0.25, np.nextafter(0.25, 1), 0.5, 0.75, np.nextafter(0.75, 0),
+                  np.nextafter(0.75, 1), 1.0, 2.0])
+    assert nearest_index(x, 0.0, 1.0, 3).tolist() == [0, 0, 0, 1, 1, 1, 1, 2, 2, 2]
+    assert int(nearest_index(0.0, -0.07, 0.07, 61)) == 30  # odd grid: a point at 0
+
+
+@pytest.mark.parametrize("n_velocities", [10, 58, 60, 61, 100])
+def test_the_start_velocity_is_where_the_tie_rule_maps_velocity_zero(n_velocities):
+    # The model's start and the map of Gymnasium's start (p, 0) onto the grid agree. At
+    # n = 58 the velocity of smallest |v| in floating point was the upper middle one.
+    mdp = mountain_car(12, n_velocities)
+    _, v = grid_axes(12, n_velocities)
+    starts = np.flatnonzero(mdp.start)
+    assert set(starts % n_velocities) == {int(nearest_index(0.0, -0.07, 0.07, n_velocities))}
+    p = mdp.features[starts, 0]
+    np.testing.assert_array_equal(nearest_state(p, np.zeros_like(p), 12, n_velocities), starts)
+    assert v[starts[0] % n_velocities] <= 0
 
 
 @pytest.mark.parametrize(("kwargs", "error", "match"), [

@@ -24,7 +24,9 @@ the car reaches the absorbing goal; otherwise (p', v') is mapped onto the grid b
 Rewards are -1 per step outside the goal and 0 in it (Gymnasium pays -1 for every step,
 the last included, and then ends the episode: the same returns). Grid points in the goal are
 absorbing. The start distribution is uniform over the grid points of position in [-0.6, -0.4]
-at the velocity closest to 0 (Gymnasium's start: p ~ U[-0.6, -0.4], v = 0). The model is
+at the velocity closest to 0 (Gymnasium's start: p ~ U[-0.6, -0.4], v = 0); on an even
+velocity grid 0 lies halfway between two grid velocities and the lower one is taken, the tie
+rule of :func:`nearest_state` (the map from a continuous state to its grid point). The model is
 deterministic given its sizes: no instance seed. Its ``features`` are the (position,
 velocity) of each grid point, the natural observation.
 """
@@ -67,19 +69,51 @@ def grid_axes(n_positions: int, n_velocities: int) -> tuple[np.ndarray, np.ndarr
             np.linspace(-MAX_SPEED, MAX_SPEED, n_velocities))
 
 
+def nearest_index(x: npt.ArrayLike, low: float, high: float, n: int) -> np.ndarray:
+    """Index of the point of ``np.linspace(low, high, n)`` nearest to ``x``, elementwise.
+
+    The tie rule: a value exactly halfway between two grid points goes to the **lower**
+    index (round half down), and values outside [low, high] go to the end points. The
+    position on the axis is computed as ``(x - low) / (high - low) * (n - 1)``, in which the
+    axis's midpoint is exact: on a symmetric axis with an even ``n`` (an odd number of cells),
+    0 is the tie between the two middle points and always goes to the lower one. numpy's
+    ``rint`` (round half to even) would send it up or down with the parity of ``n / 2``, and a
+    float32 0 (Gymnasium's observations) computed in float32 would land just past the tie.
+    ``x`` is converted to float64 first; a value within rounding of a halfway point (about
+    1e-17 on the velocity axis) counts as the tie.
+
+    Why the lower index: the tie that matters is Gymnasium's start velocity 0, and the
+    model's start distribution (:func:`mountain_car`) is put at the grid point this rule
+    gives, so the check's first grid state is the model's start state.
+
+    Examples:
+        >>> nearest_index([0.0, 0.26, 1.0], 0.0, 1.0, 3)
+        array([0, 1, 2])
+        >>> int(nearest_index(0.0, -0.07, 0.07, 60))  # halfway between 29 and 30: the lower
+        29
+    """
+    t = (np.asarray(x, dtype=float) - low) / (high - low) * (n - 1)
+    return np.clip(np.ceil(t - 0.5), 0, n - 1).astype(np.int64)
+
+
 def nearest_state(position: npt.ArrayLike, velocity: npt.ArrayLike, n_positions: int,
                   n_velocities: int) -> np.ndarray:
     """The state (grid point) nearest to continuous (position, velocity), elementwise.
 
+    Each coordinate is rounded by :func:`nearest_index`: a value halfway between two grid
+    points goes to the lower one. This matters on an even velocity grid, where velocity 0
+    (Gymnasium's start, and the stop at the left wall) is such a tie: it maps to the
+    velocity just below 0, the grid point the model's start distribution uses.
+
     Examples:
-        >>> int(nearest_state(-0.5, 0.0, 10, 11))
-        49
+        >>> int(nearest_state(-0.55, 0.0, 10, 11))  # position point 3 (-0.6), velocity 5 (0)
+        38
+        >>> int(nearest_state(-0.55, 0.0, 10, 10))  # velocity 0 on 10 points: 4 (-0.0078)
+        34
     """
-    dp = (MAX_POSITION - MIN_POSITION) / (n_positions - 1)
-    dv = 2 * MAX_SPEED / (n_velocities - 1)
-    i = np.clip(np.rint((np.asarray(position) - MIN_POSITION) / dp), 0, n_positions - 1)
-    j = np.clip(np.rint((np.asarray(velocity) + MAX_SPEED) / dv), 0, n_velocities - 1)
-    return (i.astype(np.int64) * n_velocities + j.astype(np.int64))
+    i = nearest_index(position, MIN_POSITION, MAX_POSITION, n_positions)
+    j = nearest_index(velocity, -MAX_SPEED, MAX_SPEED, n_velocities)
+    return i * n_velocities + j
 
 
 def _barycentric(fx: np.ndarray, fy: np.ndarray, n_x: int,
@@ -153,7 +187,7 @@ def mountain_car(n_positions: int = 100, n_velocities: int = 100,
     nxt[goal] = stay[goal, None]
     probs[goal] = one
     start = np.zeros(n_states)
-    j0 = int(np.argmin(np.abs(velocities)))
+    j0 = int(nearest_index(0.0, -MAX_SPEED, MAX_SPEED, n_v))  # an even grid: the lower
     starts = (positions >= START_POSITIONS[0]) & (positions <= START_POSITIONS[1])
     first = np.flatnonzero(starts) if starts.any() else \
         np.array([int(np.argmin(np.abs(positions - np.mean(START_POSITIONS))))])

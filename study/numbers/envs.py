@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from study.numbers.bigger import car_worst
 from study.numbers.registry import block
 from study.numbers.sources import read_text, search
 
@@ -75,5 +76,7 @@ def _step_us(root: Path) -> str:
 
 @block("envs-car-return", sources=[CAR])
 def _car(root: Path) -> str:
-    """Mean return of the 100 x 100 grid's optimal policy (barycentric) in MountainCar-v0."""
-    return search(root, CAR, r"^\s*100\^2\s+\d+\s+barycentric\s+[\d.]+\s+(-?[\d.]+)")[1]
+    """The 100 x 100 grid's optimal policy (barycentric) in MountainCar-v0, worst seed set."""
+    r = car_worst(root).loc[(100, "barycentric")]
+    return (f"{r['mean']:.1f} ± {r['se']:.1f} on the worst of {int(r['n_sets'])} seed sets "
+            f"of {r['episodes']} episodes")

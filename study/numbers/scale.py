@@ -14,11 +14,13 @@ from pathlib import Path
 
 from study.numbers.benchmarks import (
     EXACT,
+    SCALE_BOUNDS,
     SCALE_IDLE,
     SCALE_LOADED,
     SCALE_TASKS,
     exact_run,
     scale_rows,
+    vstar_bounds,
 )
 from study.numbers.registry import block
 from study.numbers.sources import RUNS, listing, read_text, repo_runs, runs, search
@@ -120,11 +122,24 @@ def _speedup(root: Path) -> str:
     return f"{min(ups)}-{max(ups)}x"
 
 
-@block("scale-vstar-bounds", sources=[SCALE_IDLE])
+@block("scale-vstar-bounds", sources=[SCALE_BOUNDS])
 def _bounds(root: Path) -> str:
-    bounds = [float(re.search(r"\(([\d.e+-]+)\)", r[1 + SCALE_TASKS.index("vstar")])[1])
-              for r in scale_rows(root, SCALE_IDLE).values()]
+    bounds = [float(b) for b in vstar_bounds(root).values()]
     return f"{min(bounds):.1e} to {max(bounds):.1e}"
+
+
+@block("scale-vstar-bounds-by-size", sources=[SCALE_BOUNDS])
+def _bounds_by_size(root: Path) -> str:
+    """Today's certified bound of v* at each size."""
+    exponents = {"1,000": "10^3", "10,000": "10^4", "100,000": "10^5", "1,000,000": "10^6"}
+    return listing([f"{b} at {exponents.get(n, n)}" for n, b in vstar_bounds(root).items()])
+
+
+@block("scale-vstar-cpu-1e6", sources=[SCALE_BOUNDS])
+def _vstar_cpu(root: Path) -> str:
+    """Today's v* at 10^6 states in CPU seconds (the bounds' run, under load)."""
+    found = search(root, SCALE_BOUNDS, r"^\| 1,000,000 \|[^|]*\|[^|]*\| ([\d.]+) s")
+    return f"{found[1]} CPU s"
 
 
 @block("scale-sweep-1e5", sources=[SESSION])
