@@ -12,7 +12,7 @@ from the previous value as in a run. Two paths, one run, one core (BLAS and numb
 
 Both are certified to the backend's ``value_tol``; the table gives the largest difference
 between the two paths' values (at most the sum of their bounds). CPU seconds, best of
-``--repeat``.
+``--repeat``, the two paths interleaved.
 
     python benchmarks/bench_exact_values.py [--repeat 3] [--only garnet_1e5,car]
 """
@@ -71,11 +71,12 @@ def row(key, repeat):
     small = nsrl.garnet(400, 3, 2, seed=0)
     small_v = ExactBackend(small).optimal_value()
     run(small, policies(small, small_v), small_v, True)  # compiled before timing
-    before = min(run(mdp, pis, v_star, False)[0] for _ in range(repeat))
-    runs = [run(mdp, pis, v_star, True) for _ in range(repeat)]
-    now = min(r[0] for r in runs)
-    _, old_values, b = run(mdp, pis, v_star, False)
-    _, new_values, b = runs[-1]
+    befores, nows = [], []
+    for _ in range(repeat):  # interleaved: this machine's speed drifts over minutes
+        befores.append(run(mdp, pis, v_star, False))
+        nows.append(run(mdp, pis, v_star, True))
+    before, now = min(r[0] for r in befores), min(r[0] for r in nows)
+    old_values, (_, new_values, b) = befores[-1][1], nows[-1]
     diff = max(float(np.abs(x - y).max()) for x, y in zip(old_values, new_values, strict=True))
     path = "sweeps" if b._sweeps_win else "Krylov (handed over)"
     return (f"{name:24s} {mdp.n_states:>9d}  {before:8.3f}  {now:8.3f}  {before / now:6.1f}x  "

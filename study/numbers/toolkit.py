@@ -11,6 +11,7 @@ alone and interleaved).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from study.numbers.registry import block
@@ -18,6 +19,7 @@ from study.numbers.sources import read_text, search
 
 R = "benchmarks/results/"
 PEERS_IDLE = R + "bench_exact_peers_idle.txt"
+VALUES_IDLE = R + "bench_exact_values_idle.txt"
 LEVEL = R + "bench_level.txt"
 
 
@@ -31,6 +33,26 @@ def _quoted(root: Path, rel: str, keep=lambda line: True) -> str:
 def peers_idle(root: Path) -> str:
     """The idle run's table (the peers' warnings left out)."""
     return _quoted(root, PEERS_IDLE, lambda line: not line.startswith((" ", "/")))
+
+
+@block("scale-exact-values-idle", sources=[VALUES_IDLE])
+def values_idle(root: Path) -> str:
+    """The values of a converging sequence of policies, before and now, as printed."""
+    return _quoted(root, VALUES_IDLE)
+
+
+def _peer_cell(root: Path, model: str, column: int) -> str:
+    """A column of the idle peers table's row for ``model`` (split on 2+ spaces)."""
+    row = search(root, PEERS_IDLE, r"^" + re.escape(model) + r"\s.*$")[0]
+    return re.split(r"\s{2,}", row.strip())[column]
+
+
+block("scale.1e6.vstar.mpi.cpu", sources=[PEERS_IDLE])(
+    lambda root: _peer_cell(root, "Garnet(10^6, 10, 2)", 3) + " CPU s")
+block("scale.1e6.vstar.mpi.qe-ratio", sources=[PEERS_IDLE])(
+    lambda root: _peer_cell(root, "Garnet(10^6, 10, 2)", 7))
+block("scale.1e6.vstar.mpi.qe-cpu", sources=[PEERS_IDLE])(
+    lambda root: _peer_cell(root, "Garnet(10^6, 10, 2)", 6).split()[0] + " CPU s")
 
 
 @block("perf-toolkit-level", sources=[LEVEL])
