@@ -37,6 +37,7 @@ from dataclasses import fields
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from bench_lstdq import Replay  # a sibling script: benchmarks/ is on the path
 from threadpoolctl import threadpool_limits
 
 import nsrl
@@ -50,19 +51,6 @@ from nsrl.greedy.sampling import Transitions, make_sampler
 from nsrl.policies import Constant, Mixture
 
 N_STATES, TILES, BUDGET = 100_000, 25_600, 100_000
-
-
-class Replay:
-    """A sampler stand-in that returns one pre-drawn batch: both paths solve the same data."""
-
-    def __init__(self, sampler, data):
-        self.sampler, self.data = sampler, data
-
-    def __getattr__(self, name):
-        return getattr(self.sampler, name)
-
-    def transitions(self, n, rng, behaviour=None, explore=1.0):
-        return self.data
 
 
 def setup():
