@@ -23,14 +23,21 @@ target that mixes actions across states, as every later call's does).
 * **multi-resolution**: the cells plus 4 offset tilings of 80 x 80 (116 251 columns, d =
   465 004), pi_1 as target, one solve with the new ordering.
 
-Run: ``python benchmarks/bench_lstdq_call.py [--cap 120] [--skip-iterative] [--part ridge]``
-(``--part ridge`` runs that part alone).
+* **before** (``--before REV``): the same two calls (the same replayed transitions, the
+  default ordering) with the package of revision REV (exported with git archive, run in a
+  child process on PYTHONPATH), beside today's, interleaved, best of 3: the issue's target is
+  a call <= 1 s on one core, with the figure of before beside it.
+
+Run: ``python benchmarks/bench_lstdq_call.py [--cap 120] [--skip-iterative] [--part ridge]
+[--before f3f294f]`` (``--part ridge`` runs that part alone).
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import os
+import sys
 import time
 from dataclasses import fields
 
@@ -46,7 +53,7 @@ from nsrl.experiments import load_experiment
 from nsrl.experiments.domains import side
 from nsrl.experiments.presets import Shard
 from nsrl.greedy.feature_maps import make_feature_map
-from nsrl.greedy.lstd_system import solve_target
+from nsrl.greedy.lstd_system import DEFAULT_ORDERING, solve_target
 from nsrl.greedy.sampling import Transitions, make_sampler
 from nsrl.policies import Constant, Mixture
 
@@ -247,12 +254,81 @@ def multires(mdp, env, data, pi1):
           f"system not measured here)", flush=True)
 
 
+_BEFORE_CHILD = """
+import sys, time
+import numpy as np
+from threadpoolctl import threadpool_limits
+import nsrl
+from nsrl.envs import FiniteMDPVectorEnv
+from nsrl.experiments import load_experiment
+from nsrl.experiments.domains import side
+from nsrl.experiments.presets import Shard
+from nsrl.greedy.feature_maps import make_feature_map
+from nsrl.greedy.sampling import Transitions
+
+saved = np.load(sys.argv[1])
+sweep = load_experiment("bigger").sweeps()["grid-lstdq"]
+shard = Shard({n}, 4, 4, 0)
+rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
+mdp = nsrl.gridworld(side({n}), gamma=sweep.gamma, seed=rng)
+phi = make_feature_map("tiles", {tiles}, 2).set_params(sparse_output=True).fit_transform(
+    mdp.features)
+env = FiniteMDPVectorEnv(mdp, num_envs=1)
+data = Transitions(*(saved[k] for k in saved.files if k != "pi1"))
+target = nsrl.constant() if sys.argv[2] == "pi0" else nsrl.Deterministic(saved["pi1"])
+op = nsrl.LSTDQ(env, budget={budget}, features=phi, reuse=False)
+op.sampler.transitions = lambda n, rng, behaviour=None, explore=1.0: data
+with threadpool_limits(1):
+    t0 = time.perf_counter()
+    out = op.greedy(target, nsrl.Nu(), np.random.default_rng(0))
+    print(time.perf_counter() - t0)
+np.save(sys.argv[3], out.policy.actions)
+"""
+
+
+def before(rev, env, phi, data, pi1):
+    """Today's two calls beside revision ``rev``'s, interleaved, best of 3 (seconds)."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "old"
+        old.mkdir()
+        archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "nsrl", "envs"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        (old / "envs").rename(old / "nsrl" / "envs")
+        saved = Path(tmp) / "data.npz"
+        np.savez(saved, pi1=pi1.actions, **{f.name: getattr(data, f.name)
+                                             for f in fields(Transitions)})
+        script = _BEFORE_CHILD.format(n=N_STATES, tiles=TILES, budget=BUDGET)
+        print(f"\n### The same call at revision {rev} (before) and today, interleaved, best of 3"
+              f"\n\n| target | before ({rev}) s | today s | same greedy policy |"
+              f"\n|---|---:|---:|---|", flush=True)
+        for name, target in (("pi0", nsrl.constant()), ("pi1", pi1)):
+            olds, news = [], []
+            for _ in range(3):
+                out = Path(tmp) / "actions.npy"
+                run = subprocess.run([sys.executable, "-c", script, str(saved), name, str(out)],
+                                     env={**os.environ, "PYTHONPATH": str(old)}, check=True,
+                                     capture_output=True, text=True, cwd=tmp)
+                olds.append(float(run.stdout.split()[-1]))
+                seconds, _, policy = call(env, phi, data, target, DEFAULT_ORDERING)
+                news.append(seconds)
+            same = bool(np.array_equal(np.load(out), policy.actions))
+            print(f"| {name} | {min(olds):.2f} | {min(news):.2f} | {same} |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cap", type=float, default=120.0,
                         help="seconds after which today's path is stopped")
     parser.add_argument("--skip-iterative", action="store_true")
-    parser.add_argument("--part", choices=["all", "ridge"], default="all")
+    parser.add_argument("--part", choices=["all", "ridge", "before"], default="all")
+    parser.add_argument("--before", metavar="REV", default=None,
+                        help="also time the calls at revision REV (e.g. f3f294f)")
     args = parser.parse_args()
     mdp, env, tiles = setup()
     sampler = make_sampler(env, None)
@@ -268,7 +344,13 @@ def main():
         _, _, pi1 = call(env, tiles, data, nsrl.constant(), "COLAMD")
         ridges(env, tiles, data, pi1)
         return
+    if args.part == "before":
+        _, _, pi1 = call(env, tiles, data, nsrl.constant(), DEFAULT_ORDERING)
+        before(args.before or "f3f294f", env, tiles, data, pi1)
+        return
     pi1 = paths(mdp, env, tiles, data, args.cap)
+    if args.before:
+        before(args.before, env, tiles, data, pi1)
     if not args.skip_iterative:
         iterative(env, tiles, data, pi1)
         ridges(env, tiles, data, pi1)

@@ -77,3 +77,21 @@ def _profile_value(rel: str, pattern: str):
 
 for _name, (_rel, _pattern) in _PROFILE_VALUES.items():
     block(_name, sources=[_rel])(_profile_value(_rel, _pattern))
+
+
+LSTDQ_CALL_IDLE = R + "bench_lstdq_call_idle.txt"
+
+
+def _call_cell(target: str, column: int):
+    """A cell of the idle run's before/today table: column 1 before, 2 today (seconds)."""
+    def render(root: Path) -> str:
+        row = search(root, LSTDQ_CALL_IDLE, r"^\| " + target + r" \|.*$")[0]
+        return [c.strip() for c in row.strip("|").split("|")][column] + " s"
+    return render
+
+
+for _target in ("pi0", "pi1"):
+    block(f"bigger.lstdq-call.{_target}.before", sources=[LSTDQ_CALL_IDLE])(
+        _call_cell(_target, 1))
+    block(f"bigger.lstdq-call.{_target}.today", sources=[LSTDQ_CALL_IDLE])(
+        _call_cell(_target, 2))
