@@ -31,16 +31,14 @@ How an evaluation is done, chosen per model by what the solve measures as it run
 machine's speed): the sweeps' rate is measured on each long evaluation's first
 :data:`_SWEEPS`; where the sweeps would need more than a short ILU(0)-preconditioned
 BiCGSTAB solve (:mod:`nsrl.exact.ilu`) would cost, one is tried for at most :data:`PROBE`
-iterations, and its measured rate decides that and later evaluations. Measured (one core):
-at gamma = 0.99 on the 10^5-state models the sweeps do nearly all the work (one failed try
-on the 316-wide grid world, none on the mountain car and the Garnets); on a slow-mixing chain
-close to gamma = 1 the sweeps contract like gamma and the preconditioned solve takes over (an
-821-state grid world at 1 - 1e-4: 181 862 sweeps without it, 77 447 with it). The sweeps
-alternate between two vectors (at 10^6 states the copy per sweep was a third of its memory
-traffic: the Garnet(10^6) v* 1.6x faster, same counts), and the cap on early evaluations
-keeps the first one from chasing a span that the next greedy step resets (120 sweeps for the
-316 x 316 car's first evaluation before: 651 sweeps and 38 greedy steps in all, 480 and 43
-now).
+iterations, and its measured rate decides that and later evaluations. Measured with the
+solver's own counts (``stats``, deterministic): at gamma = 0.99 on the 10^5-state models the
+sweeps do nearly all the work (one failed try on the 316-wide grid world, 5 iterations on
+the 316 x 316 car); on a slow-mixing chain close to gamma = 1 the sweeps contract like gamma
+and the preconditioned solve takes over (an 821-state grid world at 1 - 1e-4: 105 089
+sweeps with the tries, 177 453 with them priced out). The sweeps alternate between two
+vectors (at 10^6 states a copy per sweep is a third of its memory traffic), and the cap on
+early evaluations keeps the first one from chasing a span that the next greedy step resets.
 """
 
 from __future__ import annotations
