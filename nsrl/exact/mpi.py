@@ -77,6 +77,17 @@ def _certificate(mdp: FiniteMDP, w: np.ndarray, lo: float, hi: float) -> float:
     return (g * max(-lo, hi) + residual_rounding(mdp, w)) / (1.0 - g)
 
 
+def _decades_per_sweep(first: float, last: float, done: int) -> float:
+    """Jacobi's measured contraction of the span over ``done`` sweeps, in decades per sweep.
+
+    0 when none is measured (one sweep, or no decrease).
+    """
+    if not (first > 0 and last > 0 and done > 1):
+        return 0.0
+    rate = (last / first) ** (1.0 / (done - 1))
+    return float(-np.log10(rate)) if rate < 1 else 0.0
+
+
 class _Rows:
     """The rows of the current policy, contiguous: r_pi, next states and probabilities."""
 
@@ -132,8 +143,7 @@ class _Chooser:
                                           cap - done)
                 stats["sweeps"] += extra
             return v
-        rate = (last / first) ** (1.0 / (done - 1)) if first > 0 else 0.0
-        jacobi = -np.log10(rate) if 0 < rate < 1 else 0.0  # decades per sweep
+        jacobi = _decades_per_sweep(first, last, done)
         to_go = np.log10(last / target)
         sweeps = to_go / jacobi if jacobi > 0 else np.inf
         # Tried where a solve in TRY iterations (ILU(0) nearly exact) would beat the sweeps;
@@ -259,8 +269,8 @@ def policy_value(mdp: FiniteMDP, actions: np.ndarray, tol: float,
         done += k
         if not last > target:
             break
-        rate = (last / first) ** (1.0 / (k - 1)) if first > 0 and k > 1 else 1.0
-        more = np.log(target / last) / np.log(rate) if 0 < rate < 1 else np.inf
+        decades = _decades_per_sweep(first, last, k)
+        more = np.log10(last / target) / decades if decades > 0 else np.inf
         if done + more > VALUE_SWEEPS:
             return None
     for _ in range(3):  # rounding may need a sweep or two more than the span promised
