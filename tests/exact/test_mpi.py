@@ -69,8 +69,8 @@ def test_a_try_of_bicgstab_that_makes_things_worse_is_undone(monkeypatch, dense_
     restored = []
     evaluate = mpi._Chooser.evaluate
 
-    def checked(self, rows, gamma, v, work, target, stable, stats):
-        out = evaluate(self, rows, gamma, v, work, target, stable, stats)
+    def checked(self, rows, gamma, v, work, target, stable, stats, start=None):
+        out = evaluate(self, rows, gamma, v, work, target, stable, stats, start)
         if seen and not restored:
             restored.append(1)
             assert self.krylov_decades is None and self.failed_tries == 1
@@ -155,7 +155,8 @@ def test_a_greedy_step_keeps_the_current_action_on_a_near_tie_and_takes_a_real_i
 
     def step(current, tie):
         actions = np.array([current])
-        _, _, changed = greedy_step(R, nxt, probs, 0.9, v, u, actions, *rows, tie)
+        _, _, changed, _ = greedy_step(R, nxt, probs, 0.9, v, u, actions, *rows, tie,
+                                       np.empty(0, np.float32), False, False)
         return int(actions[0]), changed, float(u[0])
 
     assert step(-1, 0.0) == (0, 1, 1.0)  # no action yet: the lowest-index best
@@ -213,3 +214,96 @@ def test_the_backend_values_a_fast_mixing_policy_by_sweeps(monkeypatch):
     v = b.value(nsrl.Deterministic(actions))
     assert calls == [1] and b._sweeps_win
     assert np.abs(v - _dense_value(mdp, actions)).max() <= b.value_tol
+
+
+@pytest.mark.parametrize("gamma", [0.5, 0.99, 0.999])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_mixed_precision_sweeps_give_v_star_within_the_certified_bound(name, gamma, monkeypatch,
+                                                                       dense_v_star):
+    # the float32 correction sweeps of large models (mpi.MIXED_MIN_STATES), forced here
+    monkeypatch.setattr(mpi, "MIXED_MIN_STATES", 0)
+    monkeypatch.setattr(mpi, "ELIMINATE_MIN_PAIRS", 0)
+    mdp = MODELS[name](gamma)
+    tol = 1e-10 * mdp.r_max / (1 - gamma)
+    v, bound, stats = optimal_mpi(mdp, tol)
+    assert np.abs(v - dense_v_star(mdp)).max() <= bound <= tol
+    assert stats["sweeps"] > 0
+
+
+def test_mixed_precision_with_the_krylov_evaluations(monkeypatch, dense_v_star):
+    monkeypatch.setattr(mpi, "MIXED_MIN_STATES", 0)
+    monkeypatch.setattr(mpi, "ELIMINATE_MIN_PAIRS", 0)
+    monkeypatch.setattr(mpi, "KRYLOV_SETUP", 0.0)
+    monkeypatch.setattr(mpi, "KRYLOV_ITERATION", 1e-9)
+    mdp = nsrl.mountain_car(12, 12, gamma=0.999)
+    tol = 1e-10 * mdp.r_max / (1 - mdp.gamma)
+    v, bound, stats = optimal_mpi(mdp, tol)
+    assert stats["krylov"] > 0
+    assert np.abs(v - dense_v_star(mdp)).max() <= bound <= tol
+
+
+def _dense_q_star(mdp, v_star):
+    return mdp.R + mdp.gamma * mdp.P @ v_star
+
+
+@pytest.mark.parametrize("name", ["garnet b=2", "garnet b=8", "gridworld", "mountain car"])
+def test_macqueen_elimination_drops_only_suboptimal_actions(name, monkeypatch, dense_v_star):
+    mdp = MODELS[name](0.99)
+    kept = []
+    eliminate = mpi._eliminate
+
+    def recorded(live, gaps, threshold):
+        out = eliminate(live, gaps, threshold)
+        kept.append((out.ptr.copy(), out.act.copy()))
+        return out
+
+    monkeypatch.setattr(mpi, "_eliminate", recorded)
+    monkeypatch.setattr(mpi, "ELIMINATE_MIN_PAIRS", 0)  # large models only, forced here
+    tol = 1e-10 * mdp.r_max / (1 - mdp.gamma)
+    v, bound, stats = optimal_mpi(mdp, tol)
+    v_star = dense_v_star(mdp)
+    assert np.abs(v - v_star).max() <= bound <= tol
+    q = _dense_q_star(mdp, v_star)
+    ptr, act = kept[-1]
+    assert act.size and stats["eliminated"] == mdp.n_states * mdp.n_actions - act.size > 0
+    alive = np.zeros(q.shape, dtype=bool)
+    alive[np.repeat(np.arange(mdp.n_states), np.diff(ptr)), act] = True
+    # every optimal action survives; every dropped one is worse than v* by more than rounding
+    optimal = q >= v_star[:, None] - 1e-9 * mdp.r_max / (1 - mdp.gamma)
+    assert alive[optimal].all()
+    assert (q[~alive] < v_star[np.nonzero(~alive)[0]]).all()
+
+
+def test_exact_ties_survive_the_elimination(monkeypatch, dense_v_star):
+    monkeypatch.setattr(mpi, "ELIMINATE_MIN_PAIRS", 0)
+    # every action twice: each pair ties exactly, so neither copy of an optimal one may go
+    base = nsrl.garnet(100, 4, 2, gamma=0.99, seed=5)
+    nxt, probs = base.successors
+    mdp = nsrl.FiniteMDP.from_successors(np.concatenate([nxt, nxt], axis=1),
+                                         np.concatenate([probs, probs], axis=1),
+                                         np.concatenate([base.R, base.R], axis=1), 0.99)
+    tol = 1e-10 * mdp.r_max / (1 - mdp.gamma)
+    v, bound, stats = optimal_mpi(mdp, tol)
+    assert np.abs(v - dense_v_star(base)).max() <= bound
+    assert stats["eliminated"] % 2 == 0  # copies go together (their gaps are equal)
+
+
+def test_the_rows_kernel_equals_the_full_kernel_on_every_action():
+    from nsrl.exact.sweeps import greedy_rows, greedy_step
+
+    mdp = nsrl.garnet(300, 6, 3, seed=4)
+    (nxt, probs), R = mdp.successors, mdp.R
+    every = mpi._every_action(mdp)
+    full = mpi._ActionRows(*mpi.keep_rows(*every, np.zeros(R.size, np.float32), np.inf, R.size))
+    v = np.random.default_rng(0).normal(size=mdp.n_states)
+    out = []
+    for rows_of in (None, full):
+        u, actions = np.empty(mdp.n_states), np.full(mdp.n_states, 2, dtype=np.int64)
+        rows = mpi._Rows(mdp.n_states, nxt.shape[2])
+        gaps = np.empty(R.size, np.float32)
+        args = (mdp.gamma, v, u, actions, rows.r, rows.nxt, rows.p, 1e-3, gaps, True)
+        res = (greedy_step(R, nxt, probs, *args, True) if rows_of is None
+               else greedy_rows(*rows_of, *args))
+        out.append((res, u, actions, rows.r, rows.nxt, rows.p, gaps))
+    for a, b in zip(*out, strict=True):
+        assert np.array_equal(a, b)
