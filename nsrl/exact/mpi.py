@@ -56,11 +56,13 @@ from nsrl.exact.sweeps import (
     greedy_rows,
     greedy_step,
     keep_rows,
+    policy_rows,
+    policy_rows_of,
     policy_step,
     policy_sweeps,
 )
 from nsrl.model.mdp import FiniteMDP
-from nsrl.model.memory import check_memory
+from nsrl.model.memory import available_memory, check_memory
 
 FRACTION = 0.3  # evaluate to this fraction of the greedy step's span (measured: 0.1-0.5 alike)
 FRACTION_STABLE = 1e-3  # ... once a greedy step changed no action
@@ -74,7 +76,7 @@ TRY = 2.0  # a try where a solve in TRY iterations would beat the sweeps
 PROBE = 8  # BiCGSTAB iterations at most in a try, which measures its rate on this model
 _MAX_SWEEPS = 100_000
 ELIMINATE_MIN_PAIRS = 1_000_000  # MacQueen's elimination from this many (state, action) pairs
-MIXED_MIN_STATES = 500_000  # from here on, Jacobi's sweeps on the correction in float32
+LARGE_STATES = 500_000  # from here on (v out of cache), float32 sweeps, greedy rows apart
 _MAX_GREEDY = 10_000
 VALUE_SWEEPS = 400  # a policy's value by sweeps when they would need at most this many
 
@@ -103,7 +105,7 @@ def _decades_per_sweep(first: float, last: float, done: int) -> float:
 class _Rows:
     """The rows of the current policy, contiguous: r_pi, next states and probabilities.
 
-    From :data:`MIXED_MIN_STATES` states on, also the float32 arrays of
+    From :data:`LARGE_STATES` states on, also the float32 arrays of
     :meth:`jacobi`'s correction sweeps (``p32`` refreshed from ``p`` when ``fresh`` is
     false, i.e. after each greedy step).
     """
@@ -112,7 +114,7 @@ class _Rows:
         self.r = np.empty(n)
         self.nxt = np.empty((n, width), dtype=np.int64)
         self.p = np.empty((n, width))
-        self.mixed = n >= MIXED_MIN_STATES
+        self.mixed = n >= LARGE_STATES
         self.fresh = False
         if self.mixed:
             self.p32 = np.empty((n, width), dtype=np.float32)
@@ -301,6 +303,41 @@ def _eliminate(live: _ActionRows, gaps: np.ndarray, threshold: float) -> _Action
     return _ActionRows(*keep_rows(*live, gaps, threshold, left))
 
 
+class _Low(NamedTuple):
+    """float32 copies of a large model's successors for its first greedy steps."""
+
+    nxt: np.ndarray  # int32
+    probs: np.ndarray  # float32
+    v: np.ndarray  # float32, the value they are applied to
+
+
+def _low_precision(mdp: FiniteMDP) -> _Low | None:
+    """:class:`_Low` of the model, or None if memory is short (or indices exceed int32).
+
+    MPI's first greedy steps, until the bounds can tell actions apart, only pick the
+    policy to evaluate next: on float32 copies they move 40% fewer bytes and gather from a
+    vector half the size (nothing certified depends on them, and the steps that record
+    MacQueen's gaps, those after them and the certificate's run in float64).
+    """
+    nxt, probs = mdp.successors
+    need = 4 * (nxt.size + probs.size + mdp.n_states)
+    free = available_memory()
+    if mdp.n_states >= 2**31 or free is None or need > free / 2:
+        return None
+    return _Low(nxt.astype(np.int32), probs.astype(np.float32), np.empty(mdp.n_states,
+                                                                          dtype=np.float32))
+
+
+def _copy_rows(mdp: FiniteMDP, live: _ActionRows | None, actions: np.ndarray,
+               rows: _Rows) -> None:
+    """The policy's rows from the float64 model (greedy steps ``apart``: large models)."""
+    if live is None or not live.act.shape[0]:
+        (nxt, probs), R = mdp.successors, mdp.R
+        policy_rows(R, nxt, probs, actions, rows.r, rows.nxt, rows.p)
+    else:
+        policy_rows_of(*live, actions, rows.r, rows.nxt, rows.p)
+
+
 def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
                 ) -> tuple[np.ndarray, float, dict]:
     """v* within a certified ``tol`` in max-norm, by modified policy iteration.
@@ -329,8 +366,10 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
     chooser = _Chooser()
     stats = {"greedy": 0, "sweeps": 0, "krylov": 0, "eliminated": 0}
     eliminating = n * n_actions >= ELIMINATE_MIN_PAIRS
+    large = n >= LARGE_STATES
     every = _every_action(mdp) if eliminating else None
     live = every  # the rows of the actions not yet proven suboptimal
+    low = _low_precision(mdp) if large and eliminating else None
     no_gaps = np.empty(0, dtype=np.float32)
     gaps = no_gaps
     last_span, last_widest = np.inf, 0.0
@@ -339,16 +378,26 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
         delta = residual_rounding(mdp, v)
         # Gaps are recorded once the last step's bounds could have told some action apart.
         record = eliminating and c * last_span < last_widest
-        if record and gaps.shape[0] < live.R.shape[0]:
-            gaps = np.empty(live.R.shape[0], dtype=np.float32)
-        if live is every:
+        if record:
+            low = None  # from here on every greedy step in float64
+            if gaps.shape[0] < live.R.shape[0]:
+                gaps = np.empty(live.R.shape[0], dtype=np.float32)
+        if low is not None:
+            low.v[:] = v
+            lo, hi, changed, last_widest = greedy_step(
+                R, low.nxt, low.probs, g, low.v, u, actions, rows.r, rows.nxt, rows.p,
+                4 * delta, no_gaps, False, True, True)
+            _copy_rows(mdp, None, actions, rows)
+        elif live is every:
             lo, hi, changed, last_widest = greedy_step(
                 R, nxt, probs, g, v, u, actions, rows.r, rows.nxt, rows.p, 4 * delta,
-                gaps if record else no_gaps, record, eliminating)
+                gaps if record else no_gaps, record, eliminating, large)
         else:
             lo, hi, changed, last_widest = greedy_rows(
                 *live, g, v, u, actions, rows.r, rows.nxt, rows.p, 4 * delta,
-                gaps if record else no_gaps, record)
+                gaps if record else no_gaps, record, large)
+        if large and low is None:
+            _copy_rows(mdp, live, actions, rows)
         stats["greedy"] += 1
         rows.fresh = False
         if not (np.isfinite(lo) and np.isfinite(hi)):
@@ -361,7 +410,9 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
             w = u + c * (lo + hi) / 2
             # The certificate's step takes every action (T w itself, not the reduced one's).
             lo, hi, changed, _ = greedy_step(R, nxt, probs, g, w, u, actions, rows.r, rows.nxt,
-                                             rows.p, 0.0, no_gaps, False, False)
+                                             rows.p, 0.0, no_gaps, False, False, large)
+            if large:
+                _copy_rows(mdp, None, actions, rows)
             stats["greedy"] += 1
             certified = _certificate(mdp, w, lo, hi)
             if certified <= tol:

@@ -156,7 +156,7 @@ def test_a_greedy_step_keeps_the_current_action_on_a_near_tie_and_takes_a_real_i
     def step(current, tie):
         actions = np.array([current])
         _, _, changed, _ = greedy_step(R, nxt, probs, 0.9, v, u, actions, *rows, tie,
-                                       np.empty(0, np.float32), False, False)
+                                       np.empty(0, np.float32), False, False, False)
         return int(actions[0]), changed, float(u[0])
 
     assert step(-1, 0.0) == (0, 1, 1.0)  # no action yet: the lowest-index best
@@ -220,18 +220,22 @@ def test_the_backend_values_a_fast_mixing_policy_by_sweeps(monkeypatch):
 @pytest.mark.parametrize("name", list(MODELS))
 def test_mixed_precision_sweeps_give_v_star_within_the_certified_bound(name, gamma, monkeypatch,
                                                                        dense_v_star):
-    # the float32 correction sweeps of large models (mpi.MIXED_MIN_STATES), forced here
-    monkeypatch.setattr(mpi, "MIXED_MIN_STATES", 0)
+    # the float32 correction sweeps of large models (mpi.LARGE_STATES), forced here
+    monkeypatch.setattr(mpi, "LARGE_STATES", 0)
     monkeypatch.setattr(mpi, "ELIMINATE_MIN_PAIRS", 0)
+    low = []  # ... with the float32 greedy steps before the elimination starts
+    monkeypatch.setattr(mpi, "_low_precision", lambda m: low.append(1) or mpi._Low(
+        m.successors[0].astype(np.int32), m.successors[1].astype(np.float32),
+        np.empty(m.n_states, dtype=np.float32)))
     mdp = MODELS[name](gamma)
     tol = 1e-10 * mdp.r_max / (1 - gamma)
     v, bound, stats = optimal_mpi(mdp, tol)
     assert np.abs(v - dense_v_star(mdp)).max() <= bound <= tol
-    assert stats["sweeps"] > 0
+    assert stats["sweeps"] > 0 and low == [1]
 
 
 def test_mixed_precision_with_the_krylov_evaluations(monkeypatch, dense_v_star):
-    monkeypatch.setattr(mpi, "MIXED_MIN_STATES", 0)
+    monkeypatch.setattr(mpi, "LARGE_STATES", 0)
     monkeypatch.setattr(mpi, "ELIMINATE_MIN_PAIRS", 0)
     monkeypatch.setattr(mpi, "KRYLOV_SETUP", 0.0)
     monkeypatch.setattr(mpi, "KRYLOV_ITERATION", 1e-9)
@@ -288,7 +292,8 @@ def test_exact_ties_survive_the_elimination(monkeypatch, dense_v_star):
     assert stats["eliminated"] % 2 == 0  # copies go together (their gaps are equal)
 
 
-def test_the_rows_kernel_equals_the_full_kernel_on_every_action():
+@pytest.mark.parametrize("apart", [False, True])
+def test_the_rows_kernel_equals_the_full_kernel_on_every_action(apart):
     from nsrl.exact.sweeps import greedy_rows, greedy_step
 
     mdp = nsrl.garnet(300, 6, 3, seed=4)
@@ -302,8 +307,10 @@ def test_the_rows_kernel_equals_the_full_kernel_on_every_action():
         rows = mpi._Rows(mdp.n_states, nxt.shape[2])
         gaps = np.empty(R.size, np.float32)
         args = (mdp.gamma, v, u, actions, rows.r, rows.nxt, rows.p, 1e-3, gaps, True)
-        res = (greedy_step(R, nxt, probs, *args, True) if rows_of is None
-               else greedy_rows(*rows_of, *args))
+        res = (greedy_step(R, nxt, probs, *args, True, apart) if rows_of is None
+               else greedy_rows(*rows_of, *args, apart))
+        if apart:  # the caller copies the policy's rows
+            mpi._copy_rows(mdp, rows_of, actions, rows)
         out.append((res, u, actions, rows.r, rows.nxt, rows.p, gaps))
     for a, b in zip(*out, strict=True):
         assert np.array_equal(a, b)
