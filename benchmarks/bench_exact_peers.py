@@ -1,17 +1,20 @@
 """Certified v* beside the peers: nsrl's modified policy iteration, QuantEcon, mdptoolbox.
 
 One run, one core (BLAS and numba threads set to 1 before numpy loads; ``taskset -c 0``
-too if you like), the same models for every solver, each time the best of ``--repeat``, in
-CPU seconds of the process by default (``--clock wall`` for elapsed time):
+too if you like), the same models for every solver, in CPU seconds of the process by
+default (``--clock wall`` for elapsed time):
 
 * nsrl before: policy iteration with certified BiCGSTAB evaluations (the method v* used
-  before modified policy iteration; kept as the path without numba);
+  before modified policy iteration; kept as the path without numba), best of ``--repeat``;
 * nsrl: ``ExactBackend(mdp).optimal_value()`` and its certified bound;
 * QuantEcon: ``DiscreteDP(R, Q, beta, s_indices, a_indices).solve("modified_policy_iteration",
   epsilon=...)``, Q a CSR matrix of shape (S A, S); its numba kernels compiled before timing.
   Equal accuracy: its epsilon is the largest of 32, 8 and 2 times nsrl's bound whose result
   is within nsrl's bound of a reference v* (nsrl's MPI to 1/20 of the bound, certified)
-  (QuantEcon's own guarantee is epsilon / 2);
+  (QuantEcon's own guarantee is epsilon / 2). nsrl and QuantEcon are timed in alternating
+  pairs, ``--repeat`` pairs or more: this machine's memory speed drifts over minutes, and a
+  pair taken seconds apart compares like with like; the table gives each one's fastest and
+  the ratio of the two, and in brackets the median of the pairs' ratios;
 * mdptoolbox (hiive): ``PolicyIterationModified`` with epsilon twice nsrl's bound (its
   guarantee, as QuantEcon's, is epsilon / 2), once, up to 3 000 states (20 s at 10^3 on a
   loaded machine already).
