@@ -59,8 +59,10 @@ each tested at small sizes against a dense solve by forcing it):
   started from the greedy step's own residual.
 * **float32 greedy steps** until the first that records gaps (:func:`_low_precision`, if
   memory allows): those steps only choose the next policy to evaluate; the steps that record
-  gaps, all later ones and the certificate's run in float64. The policy's rows are then
-  copied in a pass of their own (``apart``, :func:`nsrl.exact.sweeps.greedy_step`).
+  gaps, all later ones and the certificate's run in float64. After them, and after the
+  steps on the rows left by the elimination, the policy's rows are copied from the float64
+  model in a pass of their own (``apart``, :func:`nsrl.exact.sweeps.greedy_step`;
+  ``benchmarks/bench_mpi_kernels.py`` measures each choice).
 """
 
 from __future__ import annotations
@@ -152,8 +154,8 @@ class _Rows:
         when ``start = (x, lo, hi)`` gives x and r's range, else of a float64 sweep from v)
         and m the middle of r's range, ``v_k = x + m (1 - gamma^k) / (1 - gamma) + d_k``
         where ``d_1 = r - m`` and ``d_{k+1} = (r - m) + gamma P_pi d_k``: a sweep that moves
-        half the bytes of a float64 one and gathers from a vector half the size (measured at
-        10^6 states: 4.4 ms against 8-11). The constant m, which the span ignores, is
+        half the bytes of a float64 one and gathers from a vector half the size
+        (``benchmarks/bench_mpi_kernels.py``). The constant m, which the span ignores, is
         carried exactly; float32 resolves the span of d's change to about 2^-17 |d|, so a
         round whose target lies below that ends there and the next starts from a float64
         sweep. Nothing certified depends on it: the certificate recomputes T w in float64.
@@ -352,7 +354,7 @@ def _low_precision(mdp: FiniteMDP) -> _Low | None:
 
 def _copy_rows(mdp: FiniteMDP, live: _ActionRows | None, actions: np.ndarray,
                rows: _Rows) -> None:
-    """The policy's rows from the float64 model (greedy steps ``apart``: large models)."""
+    """The policy's rows from the float64 model (after a greedy step run ``apart``)."""
     if live is None or not live.act.shape[0]:
         (nxt, probs), R = mdp.successors, mdp.R
         policy_rows(R, nxt, probs, actions, rows.r, rows.nxt, rows.p)
@@ -413,13 +415,13 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
         elif live is every:
             lo, hi, changed, last_widest = greedy_step(
                 R, nxt, probs, g, v, u, actions, rows.r, rows.nxt, rows.p, 4 * delta,
-                gaps if record else no_gaps, record, eliminating, large)
+                gaps if record else no_gaps, record, eliminating, False)
         else:
             lo, hi, changed, last_widest = greedy_rows(
                 *live, g, v, u, actions, rows.r, rows.nxt, rows.p, 4 * delta,
                 gaps if record else no_gaps, record, large)
-        if large and low is None:
-            _copy_rows(mdp, live, actions, rows)
+            if large:
+                _copy_rows(mdp, live, actions, rows)
         stats["greedy"] += 1
         rows.fresh = False
         if not (np.isfinite(lo) and np.isfinite(hi)):
@@ -432,9 +434,7 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
             w = u + c * (lo + hi) / 2
             # The certificate's step takes every action (T w itself, not the reduced one's).
             lo, hi, changed, _ = greedy_step(R, nxt, probs, g, w, u, actions, rows.r, rows.nxt,
-                                             rows.p, 0.0, no_gaps, False, False, large)
-            if large:
-                _copy_rows(mdp, None, actions, rows)
+                                             rows.p, 0.0, no_gaps, False, False, False)
             stats["greedy"] += 1
             certified = _certificate(mdp, w, lo, hi)
             if certified <= tol:

@@ -58,10 +58,11 @@ if HAVE_NUMBA:
         Returns (min(u - v), max(u - v), actions changed, the largest ``u(s) - q(s, a)``
         when ``track`` or ``record``, else 0); with ``record``, ``gaps[s A + a] = u(s) -
         q(s, a)`` (float32) for :func:`keep_rows`. With ``apart``, the policy's rows are not
-        copied: the caller copies them in a pass of their own (:func:`policy_rows`): fused
-        into the loop, each copy waits on its state's gathers and fewer of them stay in
-        flight (measured at 10^6 states: 35 ms more per pass), while on a model whose v
-        stays in cache the fused copy is cheaper (10^5 states: 10% less). The kernel also
+        copied: the caller copies them in a pass of their own (:func:`policy_rows`), as it
+        must when the kernel runs on float32 copies. On the rows left by the elimination
+        the separate pass is the faster (fused, each copy waits on its state's gathers and
+        fewer of them stay in flight: ``benchmarks/bench_mpi_kernels.py``); on every
+        action, and on models whose v stays in cache, the fused copy is. The kernel also
         runs on float32 copies of probs and v and int32 next states (the numbers only
         approximate: the caller copies the policy's rows from the float64 model apart).
         A state keeps its current action while that action's q is within ``tie`` of the best

@@ -4,9 +4,10 @@ The exact backend beside its peers on the idle machine (docs/scale.md), and the 
 before and after the toolkit step (docs/performance.md).
 
 Sources (benchmarks/results/): bench_exact_peers_idle.txt (``bench_exact_peers.py`` on one
-core of the idle machine) and bench_level.txt (``bench_level.sh``: the quick preset at the
-revision before the toolkit step and after it, interleaved; then bench_sweep's pair, rerun
-alone and interleaved).
+core of the idle machine), bench_mpi_kernels_idle.txt (``bench_mpi_kernels.py``, likewise)
+and bench_level.txt (``bench_level.sh``: the quick preset at the revision before the
+toolkit step and after it, interleaved; then bench_sweep's pair, rerun alone and
+interleaved).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from study.numbers.sources import read_text, search
 R = "benchmarks/results/"
 PEERS_IDLE = R + "bench_exact_peers_idle.txt"
 VALUES_IDLE = R + "bench_exact_values_idle.txt"
+KERNELS_IDLE = R + "bench_mpi_kernels_idle.txt"
 LEVEL = R + "bench_level.txt"
 
 
@@ -33,6 +35,12 @@ def _quoted(root: Path, rel: str, keep=lambda line: True) -> str:
 def peers_idle(root: Path) -> str:
     """The idle run's table (the peers' warnings left out)."""
     return _quoted(root, PEERS_IDLE, lambda line: not line.startswith((" ", "/")))
+
+
+@block("scale-mpi-kernels-idle", sources=[KERNELS_IDLE])
+def kernels_idle(root: Path) -> str:
+    """MPI's kernels at 10^6 states, each pair of variants interleaved, as printed."""
+    return _quoted(root, KERNELS_IDLE)
 
 
 @block("scale-exact-values-idle", sources=[VALUES_IDLE])
