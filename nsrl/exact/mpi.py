@@ -391,7 +391,7 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
     stats = {"greedy": 0, "sweeps": 0, "krylov": 0, "eliminated": 0}
     eliminating = n * n_actions >= ELIMINATE_MIN_PAIRS
     large = n >= LARGE_STATES
-    every = _every_action(mdp) if eliminating else None
+    every = _every_action(mdp)  # views of the model's arrays
     live = every  # the rows of the actions not yet proven suboptimal
     low = _low_precision(mdp) if large and eliminating else None
     no_gaps = np.empty(0, dtype=np.float32)
