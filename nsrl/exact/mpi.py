@@ -100,6 +100,7 @@ TRY = 2.0  # a try where a solve in TRY iterations would beat the sweeps
 PROBE = 8  # BiCGSTAB iterations at most in a try, which measures its rate on this model
 _MAX_SWEEPS = 100_000
 ELIMINATE_MIN_PAIRS = 1_000_000  # MacQueen's elimination from this many (state, action) pairs
+FLOAT32_SCALE = 1e30  # float32 paths only for values below this (float32 overflows at 3.4e38)
 LARGE_STATES = 500_000  # from here on (v out of cache), float32 sweeps, greedy rows apart
 _MAX_GREEDY = 10_000
 VALUE_SWEEPS = 400  # a policy's value by sweeps when they would need at most this many
@@ -129,16 +130,16 @@ def _decades_per_sweep(first: float, last: float, done: int) -> float:
 class _Rows:
     """The rows of the current policy, contiguous: r_pi, next states and probabilities.
 
-    From :data:`LARGE_STATES` states on, also the float32 arrays of
+    With ``mixed`` (:func:`optimal_mpi` on a large model), also the float32 arrays of
     :meth:`jacobi`'s correction sweeps (``p32`` refreshed from ``p`` when ``fresh`` is
     false, i.e. after each greedy step).
     """
 
-    def __init__(self, n: int, width: int):
+    def __init__(self, n: int, width: int, mixed: bool = False):
         self.r = np.empty(n)
         self.nxt = np.empty((n, width), dtype=np.int64)
         self.p = np.empty((n, width))
-        self.mixed = n >= LARGE_STATES
+        self.mixed = mixed
         self.fresh = False
         if self.mixed:
             self.p32 = np.empty((n, width), dtype=np.float32)
@@ -335,6 +336,11 @@ class _Low(NamedTuple):
     v: np.ndarray  # float32, the value they are applied to
 
 
+def _fits_float32(mdp: FiniteMDP) -> bool:
+    """Whether values of scale ``R_max / (1 - gamma)`` stay far inside float32's range."""
+    return bool(mdp.r_max / (1.0 - mdp.gamma) < FLOAT32_SCALE)
+
+
 def _low_precision(mdp: FiniteMDP) -> _Low | None:
     """:class:`_Low` of the model, or None if memory is short (or indices exceed int32).
 
@@ -346,7 +352,7 @@ def _low_precision(mdp: FiniteMDP) -> _Low | None:
     nxt, probs = mdp.successors
     need = 4 * (nxt.size + probs.size + mdp.n_states)
     free = available_memory()
-    if mdp.n_states >= 2**31 or free is None or need > free / 2:
+    if mdp.n_states >= 2**31 or free is None or need > free / 2 or not _fits_float32(mdp):
         return None
     return _Low(nxt.astype(np.int32), probs.astype(np.float32), np.empty(mdp.n_states,
                                                                           dtype=np.float32))
@@ -386,11 +392,11 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
     v = np.zeros(n) if v0 is None else np.array(v0, dtype=np.float64)
     u, work = np.empty(n), np.empty(n)
     actions = np.full(n, -1, dtype=np.int64)
-    rows = _Rows(n, width)
+    large = n >= LARGE_STATES
+    rows = _Rows(n, width, mixed=large and _fits_float32(mdp))
     chooser = _Chooser()
     stats = {"greedy": 0, "sweeps": 0, "krylov": 0, "eliminated": 0}
     eliminating = n * n_actions >= ELIMINATE_MIN_PAIRS
-    large = n >= LARGE_STATES
     every = _every_action(mdp)  # views of the model's arrays
     live = every  # the rows of the actions not yet proven suboptimal
     low = _low_precision(mdp) if large and eliminating else None

@@ -314,3 +314,15 @@ def test_the_rows_kernel_equals_the_full_kernel_on_every_action(apart):
         out.append((res, u, actions, rows.r, rows.nxt, rows.p, gaps))
     for a, b in zip(*out, strict=True):
         assert np.array_equal(a, b)
+
+
+def test_values_beyond_float32_keep_to_float64(monkeypatch, dense_v_star):
+    # values of scale 1e39 overflow float32 (3.4e38): the float32 paths must stand aside
+    monkeypatch.setattr(mpi, "LARGE_STATES", 0)
+    monkeypatch.setattr(mpi, "ELIMINATE_MIN_PAIRS", 0)
+    base = nsrl.garnet(150, 4, 2, gamma=0.99, seed=1)
+    mdp = nsrl.FiniteMDP.from_successors(*base.successors, base.R * 1e37, 0.99)
+    assert mpi._low_precision(mdp) is None
+    tol = 1e-10 * mdp.r_max / (1 - mdp.gamma)
+    v, bound, _ = optimal_mpi(mdp, tol)
+    assert np.abs(v - dense_v_star(mdp)).max() <= bound <= tol
