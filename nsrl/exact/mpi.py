@@ -58,7 +58,8 @@ each tested at small sizes against a dense solve by forcing it):
   in cache): :meth:`_Rows.jacobi`, iterative refinement on ``T_pi v - v`` in float32,
   started from the greedy step's own residual.
 * **float32 greedy steps** until the first that records gaps (:func:`_low_precision`, if
-  memory allows): those steps only choose the next policy to evaluate; the steps that record
+  memory allows; neither float32 path where the values' scale reaches
+  :data:`FLOAT32_SCALE`): those steps only choose the next policy to evaluate; the steps that record
   gaps, all later ones and the certificate's run in float64. After them, and after the
   steps on the rows left by the elimination, the policy's rows are copied from the float64
   model in a pass of their own (``apart``, :func:`nsrl.exact.sweeps.greedy_step`;
