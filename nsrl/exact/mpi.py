@@ -176,20 +176,20 @@ class _Rows:
             else:
                 lo, hi = policy_step(self.r, self.nxt, self.p, gamma, v, work)
                 done += 1
-                if not hi - lo > target or done >= max_sweeps:
-                    v[:] = work  # that sweep was the last
                 x = v
             last, mid = hi - lo, (hi + lo) / 2
             if not first:
                 first = last
             if not last > target or done >= max_sweeps:
+                if x is v:
+                    v[:] = work  # that float64 sweep was the last
                 break
             if x is v:
                 work -= v  # r = T_pi v - v
             work -= mid
             self.r32[:] = work
             self.d[:] = self.r32
-            floor = 2.0 ** -17 * max(mid - lo, hi - mid) / (1.0 - gamma)
+            floor = 2.0 ** -17 * (last / 2) / (1.0 - gamma)  # |r - m| = span / 2
             k, _, last, mid32 = policy_sweeps(self.r32, self.nxt, self.p32, gamma, self.d,
                                               self.e, max(target, floor), max_sweeps - done)
             if x is not v:
@@ -359,16 +359,6 @@ def _low_precision(mdp: FiniteMDP) -> _Low | None:
                                                                           dtype=np.float32))
 
 
-def _copy_rows(mdp: FiniteMDP, live: _ActionRows | None, actions: np.ndarray,
-               rows: _Rows) -> None:
-    """The policy's rows from the float64 model (after a greedy step run ``apart``)."""
-    if live is None or not live.act.shape[0]:
-        (nxt, probs), R = mdp.successors, mdp.R
-        policy_rows(R, nxt, probs, actions, rows.r, rows.nxt, rows.p)
-    else:
-        policy_rows_of(*live, actions, rows.r, rows.nxt, rows.p)
-
-
 def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
                 ) -> tuple[np.ndarray, float, dict]:
     """v* within a certified ``tol`` in max-norm, by modified policy iteration.
@@ -418,7 +408,7 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
             lo, hi, changed, last_widest = greedy_step(
                 R, low.nxt, low.probs, g, low.v, u, actions, rows.r, rows.nxt, rows.p,
                 4 * delta, no_gaps, False, True, True)
-            _copy_rows(mdp, None, actions, rows)
+            policy_rows(R, nxt, probs, actions, rows.r, rows.nxt, rows.p)  # from float64
         elif live is every:
             lo, hi, changed, last_widest = greedy_step(
                 R, nxt, probs, g, v, u, actions, rows.r, rows.nxt, rows.p, 4 * delta,
@@ -428,7 +418,7 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
                 *live, g, v, u, actions, rows.r, rows.nxt, rows.p, 4 * delta,
                 gaps if record else no_gaps, record, large)
             if large:
-                _copy_rows(mdp, live, actions, rows)
+                policy_rows_of(*live, actions, rows.r, rows.nxt, rows.p)
         stats["greedy"] += 1
         rows.fresh = False
         if not (np.isfinite(lo) and np.isfinite(hi)):

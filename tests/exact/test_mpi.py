@@ -294,7 +294,7 @@ def test_exact_ties_survive_the_elimination(monkeypatch, dense_v_star):
 
 @pytest.mark.parametrize("apart", [False, True])
 def test_the_rows_kernel_equals_the_full_kernel_on_every_action(apart):
-    from nsrl.exact.sweeps import greedy_rows, greedy_step
+    from nsrl.exact.sweeps import greedy_rows, greedy_step, policy_rows, policy_rows_of
 
     mdp = nsrl.garnet(300, 6, 3, seed=4)
     (nxt, probs), R = mdp.successors, mdp.R
@@ -310,7 +310,10 @@ def test_the_rows_kernel_equals_the_full_kernel_on_every_action(apart):
         res = (greedy_step(R, nxt, probs, *args, True, apart) if rows_of is None
                else greedy_rows(*rows_of, *args, apart))
         if apart:  # the caller copies the policy's rows
-            mpi._copy_rows(mdp, rows_of, actions, rows)
+            if rows_of is None:
+                policy_rows(R, nxt, probs, actions, rows.r, rows.nxt, rows.p)
+            else:
+                policy_rows_of(*rows_of, actions, rows.r, rows.nxt, rows.p)
         out.append((res, u, actions, rows.r, rows.nxt, rows.p, gaps))
     for a, b in zip(*out, strict=True):
         assert np.array_equal(a, b)
