@@ -87,7 +87,7 @@ from nsrl.exact.sweeps import (
     policy_sweeps,
 )
 from nsrl.model.mdp import FiniteMDP
-from nsrl.model.memory import available_memory, check_memory
+from nsrl.model.memory import available_memory
 
 FRACTION = 0.3  # evaluate to this fraction of the greedy step's span (measured: 0.1-0.5 alike)
 FRACTION_STABLE = 1e-3  # ... once a greedy step changed no action
@@ -316,17 +316,23 @@ def _eliminate(live: _ActionRows, gaps: np.ndarray, threshold: float) -> _Action
     action whose gap ``u(s) - q(s, a)`` exceeds ``c (hi - lo)`` is not optimal at s, and the
     model without it has the same v*. The caller's threshold adds a margin for the rounding
     of q, u, lo and hi. The rows are copied only when at most half of them are left (or a
-    tenth of a copy's goes): the first copy costs memory, each later one time.
+    tenth of a copy's goes): the first copy costs memory, each later one time. The copy is
+    an optimisation: where memory is short it is skipped and the solve goes on as before.
     """
     left = count_rows(live.ptr, gaps, threshold)
     total = live.R.shape[0]
     if left > total * (0.9 if live.act.shape[0] else 0.5):
         return live
-    if not live.act.shape[0]:
-        check_memory(left * (8 * 2 + 16 * live.nxt.shape[1]) + 8 * live.ptr.shape[0],
-                     "the rows of the actions left after MacQueen's elimination",
-                     "free memory, or solve a smaller model")
+    width = live.nxt.shape[1]
+    if not _affordable(left * (8 * 2 + 16 * width) + 8 * live.ptr.shape[0]):
+        return live
     return _ActionRows(*keep_rows(*live, gaps, threshold, left))
+
+
+def _affordable(nbytes: float) -> bool:
+    """Whether an optional copy of ``nbytes`` fits in half the memory available now."""
+    free = available_memory()
+    return free is not None and nbytes <= free / 2
 
 
 class _Low(NamedTuple):
@@ -351,9 +357,8 @@ def _low_precision(mdp: FiniteMDP) -> _Low | None:
     MacQueen's gaps, those after them and the certificate's run in float64).
     """
     nxt, probs = mdp.successors
-    need = 4 * (nxt.size + probs.size + mdp.n_states)
-    free = available_memory()
-    if mdp.n_states >= 2**31 or free is None or need > free / 2 or not _fits_float32(mdp):
+    if (mdp.n_states >= 2**31 or not _fits_float32(mdp)
+            or not _affordable(4 * (nxt.size + probs.size + mdp.n_states))):
         return None
     return _Low(nxt.astype(np.int32), probs.astype(np.float32), np.empty(mdp.n_states,
                                                                           dtype=np.float32))

@@ -329,3 +329,17 @@ def test_values_beyond_float32_keep_to_float64(monkeypatch, dense_v_star):
     tol = 1e-10 * mdp.r_max / (1 - mdp.gamma)
     v, bound, _ = optimal_mpi(mdp, tol)
     assert np.abs(v - dense_v_star(mdp)).max() <= bound <= tol
+
+
+def test_short_memory_skips_the_optional_copies(monkeypatch, dense_v_star):
+    # the rows left by the elimination and the float32 copies are optimisations: with too
+    # little memory for them the solve goes on without them (it used to raise)
+    monkeypatch.setattr(mpi, "LARGE_STATES", 0)
+    monkeypatch.setattr(mpi, "ELIMINATE_MIN_PAIRS", 0)
+    monkeypatch.setattr(mpi, "available_memory", lambda: 1000)
+    mdp = MODELS["garnet b=2"](0.99)
+    assert mpi._low_precision(mdp) is None
+    tol = 1e-10 * mdp.r_max / (1 - mdp.gamma)
+    v, bound, stats = optimal_mpi(mdp, tol)
+    assert np.abs(v - dense_v_star(mdp)).max() <= bound <= tol
+    assert stats["eliminated"] == 0  # none dropped from the greedy steps without the copy
