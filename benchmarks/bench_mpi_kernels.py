@@ -10,7 +10,12 @@ speed drifts over minutes) and the median printed:
 * the same step on float32 copies of the successor lists (int32 next states);
 * a greedy step on the rows left after MacQueen's elimination (one action per state here,
   as at the end of a solve), fused or apart;
-* a Jacobi sweep ``T_pi v`` in float64 and in float32 (the correction sweeps).
+* a Jacobi sweep ``T_pi v`` in float64 and in float32 (the correction sweeps);
+
+then the solver's own counts (deterministic): ``optimal_mpi`` on the Garnet (greedy steps,
+those on the rows left by MacQueen's elimination, sweeps, pairs eliminated), and on the
+grid world and mountain car of ``bench_exact_peers.py`` with early evaluations capped at 20
+sweeps (the cap before) and at ``mpi.CAP``.
 
     python benchmarks/bench_mpi_kernels.py [--n 1000000] [--repeat 7]
 """
@@ -100,7 +105,35 @@ def main() -> None:
                 times[key].append(1e3 * (time.perf_counter() - t))
         cells = "  ".join(f"{k} {np.median(x):7.1f}" for k, x in times.items())
         print(f"{name:42s}  {cells}", flush=True)
+    counts(mdp)
     print(f"load average at end {os.getloadavg()[0]:.1f}")
+
+
+def counts(garnet) -> None:
+    """The solver's counts (see the module doc)."""
+    reduced = []
+    rows_step = mpi.greedy_rows
+
+    def counted(*args):
+        reduced.append(1)
+        return rows_step(*args)
+
+    mpi.greedy_rows = counted
+    try:
+        _, _, stats = mpi.optimal_mpi(garnet, 1e-8)
+    finally:
+        mpi.greedy_rows = rows_step
+    print(f"optimal_mpi on Garnet({garnet.n_states}, 10, 2), tol 1e-8: {stats}, greedy steps "
+          f"on the rows left {len(reduced)}, pairs eliminated "
+          f"{stats['eliminated'] / garnet.R.size:.0%}")
+    cap = mpi.CAP
+    for name, mdp in (("gridworld(316, seed=0)", nsrl.gridworld(316, seed=0)),
+                      ("mountain_car(316, 316)", nsrl.mountain_car(316, 316))):
+        for mpi.CAP in (20, cap):
+            _, _, stats = mpi.optimal_mpi(mdp, 1e-8)
+            print(f"optimal_mpi on {name}, cap {mpi.CAP}: greedy {stats['greedy']}, "
+                  f"sweeps {stats['sweeps']}, krylov {stats['krylov']}")
+        mpi.CAP = cap
 
 
 if __name__ == "__main__":
