@@ -68,14 +68,17 @@ def cumulative(stats: pstats.Stats, keys: list[tuple[str, str]]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", default="grid-lstdq")
+    parser.add_argument("--experiment", default="bigger",
+                        help="the family whose variant is profiled (e.g. bigger-powered)")
+    parser.add_argument("--variant", default="grid-lstdq",
+                        help="a variant of that family (bigger-powered: grid-lstdq-1e5 ...)")
     parser.add_argument("--n-states", type=int, default=100_000)
     parser.add_argument("--mdp", type=int, default=0)
     parser.add_argument("--iterations", type=int, default=2)
     parser.add_argument("--out", default=None,
                         help="results file name (default profile_bigger_<variant>_<n>.txt)")
     args = parser.parse_args()
-    sweep = load_experiment("bigger").sweeps()[args.variant]
+    sweep = load_experiment(args.experiment).sweeps()[args.variant]
     spec = sweep.to_dict()
     full = spec["n_iterations"]
     spec["n_iterations"] = args.iterations
@@ -88,9 +91,11 @@ def main() -> None:
     wall = time.perf_counter() - wall
     stats = pstats.Stats(profile)
     total = stats.total_tt  # type: ignore[attr-defined]
-    lines = [f"# Profile of the bigger shard {args.variant}, n_states={args.n_states}, "
-             f"mdp={args.mdp}: {args.iterations} iterations (the sweep runs {full}), 7 schemes",
-             f"# python benchmarks/profile_bigger_shard.py --variant {args.variant} "
+    lines = [f"# Profile of the {args.experiment} shard {args.variant}, n_states={args.n_states}, "
+             f"mdp={args.mdp}: {args.iterations} iterations (the sweep runs {full}), "
+             f"{len(sweep.schemes)} schemes",
+             f"# python benchmarks/profile_bigger_shard.py --experiment {args.experiment} "
+             f"--variant {args.variant} "
              f"--n-states {args.n_states} --iterations {args.iterations}",
              f"shard: {cpu:.1f} CPU s ({wall:.0f} s wall); profiled total {total:.1f} s", "",
              "| part (cumulative, may overlap) | seconds | share |", "|---|---:|---:|"]

@@ -49,7 +49,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from nsrl.exact import DENSE_MAX_STATES, certified_solve
-from nsrl.policies import AnyPolicy, NonStationary, Policy
+from nsrl.policies import AnyPolicy, Mixture, NonStationary, Policy
 
 if TYPE_CHECKING:
     from nsrl.greedy.sampling.common import Transitions
@@ -113,6 +113,7 @@ class IndexSystem:
             self.gram[blk, blk] = self.table.T @ (counts.visits[rows, None] * self.table)
             self.b[blk] = self.table.T @ counts.rewards[rows]
             self._left.append(np.asarray((self.next[rows].T @ self.table).T))
+        self._memo = CrossMemo(self.d, self._add_cross)
 
     def average(self, pi: Policy, theta: np.ndarray) -> np.ndarray:
         """sum_a' pi(a' | x') theta[(x', a')] for every x' (one-hot: theta's value under pi)."""
@@ -120,14 +121,16 @@ class IndexSystem:
         return (self.probs(pi) * theta.reshape(self.counts.n_actions, n).T).sum(axis=1)
 
     def cross_mv(self, pi: Policy, theta: np.ndarray) -> np.ndarray:
-        """X_pi theta, without forming X_pi for one-hot features: N(x, a, .) @ (pi theta)."""
+        """X_pi theta without forming X_pi: O(n A p) instead of X_pi's O(A n p^2).
+
+        One-hot features: N(x, a, .) @ (pi theta); others: v(x') = sum_a' pi(a' | x')
+        phi(x') theta_a', then Phi^T N_a v for every a.
+        """
         if self.one_hot:
             return self.next @ self.average(pi, theta)
-        if self.sparse:  # sum_a' pi(a' | x') phi(x') theta_a', then Phi^T N_a of it per a
-            probs, A = self.probs(pi), self.counts.n_actions
-            values = (probs * (self.table @ theta.reshape(A, -1).T)).sum(axis=1)
-            return np.concatenate([left @ values for left in self._left])
-        return self.cross(pi) @ theta
+        probs, A = self.probs(pi), self.counts.n_actions
+        values = (probs * (self.table @ theta.reshape(A, -1).T)).sum(axis=1)
+        return np.concatenate([left @ values for left in self._left])
 
     def cross(self, pi: Policy) -> Matrix:
         """X_pi (sparse for one-hot features, dense otherwise)."""
@@ -139,21 +142,99 @@ class IndexSystem:
             out = sp.hstack(blocks, format="csr")
             out.eliminate_zeros()
             return out
-        p = self.table.shape[1]
         if self.sparse:
             right = [sp.diags(probs[:, b]) @ self.table for b in range(A)]
             return sp.bmat([[left @ r for r in right] for left in self._left], format="csr")
-        out = np.zeros((self.d, self.d))
-        for b in range(A):
-            # only the next states where pi takes b: a deterministic pi splits the n rows
-            # among the actions, so the products cost O(A n p^2) instead of O(A^2 n p^2)
-            rows = np.flatnonzero(probs[:, b] > 0)
+        return cross_by_parts(self._memo, self.probs, pi)
+
+    def _add_cross(self, out: np.ndarray, weights: np.ndarray) -> None:
+        """out += sum_(a, b) the block (a, b) of X for next-state weights (n, A), dense Phi.
+
+        Only the next states where a weight of b is non-zero enter block column b: a
+        deterministic pi splits the n rows among the actions, so the products cost
+        O(A n p^2) instead of O(A^2 n p^2), and a change of pi at k states O(A k p^2).
+        """
+        p = self.table.shape[1]
+        for b in range(self.counts.n_actions):
+            rows = np.flatnonzero(weights[:, b])
             if not len(rows):
                 continue
-            right = probs[rows, b, None] * self.table[rows]  # pi(a' = b | x') phi(x')
-            for a in range(A):
-                out[a * p:(a + 1) * p, b * p:(b + 1) * p] = self._left[a][:, rows] @ right
+            right = weights[rows, b, None] * self.table[rows]  # pi(a' = b | x') phi(x')
+            for a, left in enumerate(self._left):
+                out[a * p:(a + 1) * p, b * p:(b + 1) * p] += left[:, rows] @ right
+
+
+class CrossMemo:
+    """The dense X_pi of one system, kept per policy and updated where policies differ.
+
+    X_pi is linear in the next-state weights pi(a' | x'), so from a kept X_pi, the X of
+    weights that differ at k next states is X_pi plus the products of those k rows: O(A k
+    p^2) instead of O(A n p^2). The targets of one system are close to one another: NSPI(m)'s
+    loop is the last m greedy policies, CPI+'s line search asks for mixtures of the current
+    policy and the greedy one, and a policy asked twice (a value estimate, then the next
+    greedy step from the same store) differs at no state. Each X is computed from the kept
+    one that needs the fewest products, or from scratch when that is cheaper.
+
+    Args:
+        d: the system's dimension (A p).
+        add: ``add(out, weights)`` adds X for next-state weights (n, A) to ``out``.
+        keep: how many (weights, X) pairs are kept (the most recently used).
+    """
+
+    def __init__(self, d: int, add: Callable[[np.ndarray, np.ndarray], None],
+                 keep: int = 8) -> None:
+        self.d, self.add, self.keep = d, add, keep
+        self.kept: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def find(self, weights: np.ndarray) -> np.ndarray | None:
+        """The kept X of exactly these weights, or None."""
+        for kept, out in self.kept:
+            if kept.shape == weights.shape and np.array_equal(kept, weights):
+                return out
+        return None
+
+    def cross(self, weights: np.ndarray) -> np.ndarray:
+        """X for ``weights`` (n, A); read-only (it may be kept and returned again)."""
+        best, cost = None, int(np.count_nonzero(weights))  # from scratch
+        for i, (kept, _) in enumerate(self.kept):
+            changed = int(np.count_nonzero(kept != weights))
+            if changed < cost:
+                best, cost = i, changed
+        if best is None:
+            out = np.zeros((self.d, self.d))
+            self.add(out, weights)
+        else:
+            kept, base = self.kept.pop(best)
+            self.kept.append((kept, base))  # most recently used last
+            if cost == 0:
+                return base
+            out = base.copy()
+            self.add(out, np.where(kept != weights, weights - kept, 0.0))
+        out.flags.writeable = False
+        self.kept.append((weights.copy(), out))
+        del self.kept[:-self.keep]
         return out
+
+
+def cross_by_parts(memo: CrossMemo, weights: Callable[[Policy], np.ndarray],
+                   pi: Policy) -> np.ndarray:
+    """X_pi from ``memo``, a folded mixture by its parts when its head's X is kept.
+
+    ``fold(pi', new, alpha)`` with X_pi' kept is ``(1 - alpha) X_pi' + alpha X_new``, O(d^2)
+    once X_new is known.
+
+    CPI+'s line search asks for ``fold(pi_k, new, alpha)`` at several alpha right after the
+    greedy step has computed X_{pi_k} from the same data: one X_new serves every candidate.
+    Otherwise (pi' not kept) the mixture's X is computed from its own table, which costs no
+    more than pi''s.
+    """
+    parts = pi.folded if isinstance(pi, Mixture) else None
+    if parts is not None:
+        head, new, alpha = parts
+        kept = memo.find(weights(head))
+        if kept is not None:
+            return (1.0 - alpha) * kept + alpha * memo.cross(weights(new))
+    return memo.cross(weights(pi))
 
 
 class DenseGram:
@@ -216,22 +297,27 @@ class DenseSystem:
         assert sums.gram is not None and sums.b is not None  # update() was called
         self.gram, self.b = sums.gram, sums.b
         self.scale = sums.norms / sums.weight if sums.weight > 0 else 1.0
+        self._memo = CrossMemo(self.d, self._add_cross)
 
     def cross_mv(self, pi: Policy, theta: np.ndarray) -> np.ndarray:
-        """X_pi theta."""
-        return self.cross(pi) @ theta
+        """X_pi theta without forming X_pi: O(n A p) instead of X_pi's O(n p^2)."""
+        probs = self.probs(pi) * self.live[:, None]
+        values = (probs * (self.phi_next @ theta.reshape(self.n_actions, -1).T)).sum(axis=1)
+        return np.concatenate([self.wphi[idx].T @ values[idx] for idx in self.blocks])
 
     def cross(self, pi: Policy) -> np.ndarray:
         """X_pi, grouping transitions by (a, a') so a deterministic pi costs O(n p^2)."""
-        probs, p = self.probs(pi) * self.live[:, None], self.p
-        out = np.zeros((self.d, self.d))
+        return cross_by_parts(self._memo, lambda p: self.probs(p) * self.live[:, None], pi)
+
+    def _add_cross(self, out: np.ndarray, weights: np.ndarray) -> None:
+        """out += X for next-state weights (n, A): only the transitions of non-zero weight."""
+        p = self.p
         for a, idx in enumerate(self.blocks):
             for b in range(self.n_actions):
-                sub = idx[probs[idx, b] > 0]
+                sub = idx[weights[idx, b] != 0]
                 if len(sub):
-                    out[a * p:(a + 1) * p, b * p:(b + 1) * p] = \
-                        (self.wphi[sub] * probs[sub, b, None]).T @ self.phi_next[sub]
-        return out
+                    out[a * p:(a + 1) * p, b * p:(b + 1) * p] += \
+                        (self.wphi[sub] * weights[sub, b, None]).T @ self.phi_next[sub]
 
 
 def is_identity(table: Matrix) -> bool:

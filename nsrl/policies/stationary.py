@@ -172,6 +172,15 @@ class Mixture:
         return self
 
     @property
+    def folded(self) -> tuple[Policy, Policy, float] | None:
+        """``(pi, new, alpha)`` for a mixture built by :meth:`fold`, else None.
+
+        Whatever is linear in the policy's table (e.g. LSTD-Q's X_pi) is then
+        ``(1 - alpha)`` of pi's plus ``alpha`` of new's.
+        """
+        return self._fold
+
+    @property
     def components(self) -> tuple[tuple[float, Policy], ...]:
         """The flattened ``(weight, policy)`` pairs (computed once, on demand)."""
         if self._flat is None:

@@ -370,3 +370,77 @@ def test_the_store_system_is_kept_while_the_store_is_unchanged():
     op.store.clear()
     op.store.add(op.sampler.transitions(added, rng))
     assert op.store.added == added and op._system(None, rng) is not first
+
+
+def _dense_systems(seed=2):
+    """An IndexSystem on a dense Phi table and a DenseSystem of the same 3000 transitions
+    (terminations included), each with a factory of fresh copies (nothing kept)."""
+    mdp = nsrl.garnet(30, 3, 2, n_features=5, gamma=0.9, seed=seed)
+    op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=1, features=mdp.features, reuse=False)
+    rng = np.random.default_rng(0)
+    data = op.sampler.transitions(3000, rng)
+    data.done[::50] = True
+    phi = mdp.features
+
+    def probs(pi):
+        return action_probs(op.sampler, pi, data.next_states, data.next_obs, rng)
+
+    def index():
+        return op._system(data, rng)
+
+    def dense():
+        return DenseSystem(phi[data.obs], phi[data.next_obs], data, None, 3, probs)
+    return mdp, data, {"index": index, "dense": dense}
+
+
+def _near(pi, states):
+    """pi with another action at ``states``: a policy that differs at exactly those states."""
+    table = np.array(pi.actions)
+    table[states] = (table[states] + 1) % 3
+    return nsrl.Deterministic(table)
+
+
+@pytest.mark.parametrize("kind", ["index", "dense"])
+def test_kept_cross_products_equal_products_from_scratch(kind):
+    # X_pi is linear in pi's table: the memo derives X of a policy from a kept one by the
+    # rows where they differ, and CPI+'s folded candidates from X_pi and X_new. Each must
+    # equal X computed from scratch on a fresh system, and a close policy must cost only
+    # its changed rows.
+    mdp, data, make = _dense_systems()
+    p0 = nsrl.Deterministic(np.random.default_rng(5).integers(0, 3, mdp.n_states))
+    p1 = _near(p0, [1, 4, 9])
+    p2 = _near(p1, [20])
+    mix = nsrl.Mixture([(0.6, p0), (0.4, p2)])
+    fold = nsrl.Mixture.fold
+    sequence = [p0, p1, p2, p0, mix, fold(mix, p1, 0.25), fold(mix, p1, 0.5), fold(p0, p2, 0.3)]
+    system = make[kind]()
+    rows, add = [], system._memo.add
+
+    def counted(out, weights):  # the rows (next states or transitions) each product reads
+        rows.append(int(np.count_nonzero(np.any(weights, axis=1))))
+        add(out, weights)
+    system._memo.add = counted
+    for pi in sequence:
+        np.testing.assert_allclose(system.cross(pi), make[kind]().cross(pi), rtol=1e-12,
+                                   atol=1e-12)
+    # p0 from scratch (every row it reaches), p1 and p2 by their changed next states only
+    # (the dense system: the transitions into them), p0 kept, mix from scratch, both
+    # candidates folded from mix's X and p1's kept X: nothing more; fold(p0, p2): none
+    assert len(rows) == 4, rows
+    live = ~np.asarray(data.done)
+    into = [int(np.count_nonzero(live & np.isin(data.next_states, s))) for s in ([1, 4, 9], [20])]
+    assert rows[1:3] == ([3, 1] if kind == "index" else into), (rows, into)
+    assert system.cross(p0) is system.cross(p0)  # kept: returned again, not recomputed
+    assert not system.cross(p0).flags.writeable
+
+
+@pytest.mark.parametrize("kind", ["index", "dense"])
+@pytest.mark.parametrize("policy", ["deterministic", "mixture"])
+def test_the_matrix_free_product_equals_the_matrix_product(kind, policy):
+    # PSDP's backward regressions need X_pi theta only: O(n A p) without forming X_pi.
+    mdp, _, make = _dense_systems(seed=3)
+    pi = policies(mdp, seed=4)[policy]
+    system = make[kind]()
+    theta = np.random.default_rng(1).normal(size=system.d)
+    np.testing.assert_allclose(system.cross_mv(pi, theta), system.cross(pi) @ theta,
+                               rtol=1e-11, atol=1e-11)
