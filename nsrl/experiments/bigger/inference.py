@@ -212,15 +212,20 @@ def domain_observations(pm: pd.DataFrame, criteria: Criteria = CRITERIA) -> pd.D
     """O1-O6 and C on one (domain, operator): the paper preset's checks, both sizes pooled.
 
     O6's branching clause needs two values of b; a structured domain has one (its family's),
-    so O6 is judged on its n_S clause alone and ``measured`` says so.
+    so O6 is judged on its n_S clause alone and ``measured`` says so; with one n_S too (a
+    family run at one size so far) there is nothing to compare and O6 is not judged (None).
     """
     obs = observations(pm, criteria)
     if pm["branching"].nunique() < 2:
         row = obs.index[obs["observation"] == "O6"][0]
-        tau = _min_tau(pm)
         obs.loc[row, "criterion"] = ("the schemes' ranking by final mean within each n_S agrees "
                                      "with the overall one (Kendall tau >= 0.6); one b: its "
                                      "clause is not judged")
+        if pm["n_states"].nunique() < 2:  # each size's ranking is the overall one
+            obs.loc[row, "measured"] = "one n_S and one value of b: nothing to compare"
+            obs.loc[row, "holds"] = None
+            return obs
+        tau = _min_tau(pm)
         obs.loc[row, "measured"] = f"Kendall tau {tau:.2f} (lowest); one value of b"
         obs.loc[row, "holds"] = bool(tau >= 0.6) if np.isfinite(tau) else None
     return obs
