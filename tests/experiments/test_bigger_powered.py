@@ -136,6 +136,11 @@ def test_the_observations_are_the_paper_preset_s_with_o6_judged_on_its_n_s_claus
     # one size as well (a family run at 10^4 only so far): each size's ranking is the
     # overall one, so a tau of 1 would pass O6 vacuously; it is not judged
     one = inference.domain_observations(_pm(values)).set_index("observation")
+    names = ["API", "API(0.1)", "CPI", "CPI(0.1)", "CPI+", "NSPI(5)", "PSDP", "NSPI(10)",
+             "NSPI(30)"]  # the family's: every verdict then a bool
+    every = _pm({s: base + i for i, s in enumerate(names)})
+    assert inference.domain_observations(every).set_index("observation").loc["O6", "holds"] \
+        is None
     assert one.loc["O6", "holds"] is None and "nothing to compare" in one.loc["O6", "measured"]
     table = inference.carry_over(
         pd.DataFrame({"observation": ["O1", "O3"], "holds": [True, True], "measured": "x"}),

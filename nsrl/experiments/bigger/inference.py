@@ -223,6 +223,7 @@ def domain_observations(pm: pd.DataFrame, criteria: Criteria = CRITERIA) -> pd.D
                                      "clause is not judged")
         if pm["n_states"].nunique() < 2:  # each size's ranking is the overall one
             obs.loc[row, "measured"] = "one n_S and one value of b: nothing to compare"
+            obs["holds"] = obs["holds"].astype(object)  # a bool column cannot hold None
             obs.loc[row, "holds"] = None
             return obs
         tau = _min_tau(pm)
