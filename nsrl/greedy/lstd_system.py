@@ -164,6 +164,9 @@ class IndexSystem:
                 out[a * p:(a + 1) * p, b * p:(b + 1) * p] += left[:, rows] @ right
 
 
+MEMO_BYTES = 2**27  # what a CrossMemo keeps at most (128 MiB), beyond its two latest pairs
+
+
 class CrossMemo:
     """The dense X_pi of one system, kept per policy and updated where policies differ.
 
@@ -178,7 +181,8 @@ class CrossMemo:
     Args:
         d: the system's dimension (A p).
         add: ``add(out, weights)`` adds X for next-state weights (n, A) to ``out``.
-        keep: how many (weights, X) pairs are kept (the most recently used).
+        keep: how many (weights, X) pairs are kept at most (the most recently used), and
+            no more than :data:`MEMO_BYTES` hold (at least 2).
     """
 
     def __init__(self, d: int, add: Callable[[np.ndarray, np.ndarray], None],
@@ -212,7 +216,8 @@ class CrossMemo:
             self.add(out, np.where(kept != weights, weights - kept, 0.0))
         out.flags.writeable = False
         self.kept.append((weights.copy(), out))
-        del self.kept[:-self.keep]
+        fit = MEMO_BYTES // (weights.nbytes + out.nbytes)  # e.g. 10^6 transitions: 3
+        del self.kept[:-max(2, min(self.keep, fit))]
         return out
 
 

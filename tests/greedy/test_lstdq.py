@@ -444,3 +444,27 @@ def test_the_matrix_free_product_equals_the_matrix_product(kind, policy):
     theta = np.random.default_rng(1).normal(size=system.d)
     np.testing.assert_allclose(system.cross_mv(pi, theta), system.cross(pi) @ theta,
                                rtol=1e-11, atol=1e-11)
+
+
+def test_the_memo_keeps_what_its_memory_allows(monkeypatch):
+    # Each kept pair holds a copy of the weights (n, A): a dense system of 10^6 transitions
+    # keeps fewer of them than an index system of a few thousand states.
+    import nsrl.greedy.lstd_system as ls
+    mdp, _, make = _dense_systems()
+    system = make["dense"]()
+    rng = np.random.default_rng(0)
+    pis = [nsrl.Deterministic(rng.integers(0, 3, mdp.n_states)) for _ in range(10)]
+    for pi in pis:
+        system.cross(pi)
+    assert len(system._memo.kept) == 8  # the default count: these weights are small
+    weights, x = system._memo.kept[-1]
+    monkeypatch.setattr(ls, "MEMO_BYTES", 3 * (weights.nbytes + x.nbytes))
+    system = make["dense"]()
+    for pi in pis:
+        system.cross(pi)
+    assert len(system._memo.kept) == 3
+    monkeypatch.setattr(ls, "MEMO_BYTES", 1)
+    system = make["dense"]()
+    for pi in pis:
+        system.cross(pi)
+    assert len(system._memo.kept) == 2  # never fewer than the latest two
