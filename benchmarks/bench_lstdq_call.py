@@ -286,20 +286,29 @@ np.save(sys.argv[3], out.policy.actions)
 """
 
 
+def export(rev: str, folder) -> str:
+    """The package of revision ``rev`` written under ``folder`` (git archive): its PYTHONPATH."""
+    import subprocess
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    old = Path(folder) / "old"
+    old.mkdir()
+    archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "nsrl", "envs"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+    (old / "envs").rename(old / "nsrl" / "envs")
+    return str(old)
+
+
 def before(rev, env, phi, data, pi1):
     """Today's two calls beside revision ``rev``'s, interleaved, best of 3 (seconds)."""
     import subprocess
     import tempfile
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "old"
-        old.mkdir()
-        archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "nsrl", "envs"],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-        (old / "envs").rename(old / "nsrl" / "envs")
+        old = export(rev, tmp)
         saved = Path(tmp) / "data.npz"
         np.savez(saved, pi1=pi1.actions, **{f.name: getattr(data, f.name)
                                              for f in fields(Transitions)})

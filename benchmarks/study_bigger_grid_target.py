@@ -40,6 +40,16 @@ ROOT = Path(__file__).resolve().parents[1]
 BUDGET = 1_000_000
 
 
+def grid_instance(n_states: int) -> tuple[nsrl.FiniteMDP, float]:
+    """The ``bigger`` sweep's grid world MDP 0 at ``n_states`` (the instance of its shards),
+    with the cells' coordinates as features, and pi_0's loss."""
+    sweep = load_experiment("bigger").sweeps()["grid-lstdq"]
+    shard = Shard(n_states, 4, 4, 0)
+    rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
+    mdp = nsrl.gridworld(side(n_states), gamma=sweep.gamma, seed=rng)
+    return mdp, nsrl.loss(mdp, nsrl.constant())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", default="rbf:400:cpi(0.1):20,rbf:400:api(0.1):20",
@@ -49,10 +59,7 @@ def main() -> None:
     parser.add_argument("--n-states", type=int, default=100_000)
     args = parser.parse_args()
     sweep = load_experiment("bigger").sweeps()["grid-lstdq"]
-    shard = Shard(args.n_states, 4, 4, 0)  # the instance of build_mdp, with its coordinates
-    rng = np.random.Generator(np.random.PCG64(sweep.mdp_seed(shard)))
-    base = nsrl.gridworld(side(args.n_states), gamma=sweep.gamma, seed=rng)
-    l0 = nsrl.loss(base, nsrl.constant())
+    base, l0 = grid_instance(args.n_states)
     out = ROOT / "benchmarks" / "results" / "study_bigger_grid_target.txt"
     for config in args.configs.split(","):
         kind, n_features, scheme, iterations, *mode = config.split(":")

@@ -233,8 +233,8 @@ def cross_by_parts(memo: CrossMemo, weights: Callable[[Policy], np.ndarray],
     Otherwise (pi' not kept) the mixture's X is computed from its own table, which costs no
     more than pi''s.
     """
-    parts = pi.folded if isinstance(pi, Mixture) else None
-    if parts is not None:
+    parts = pi.folded if isinstance(pi, Mixture) and memo.kept else None
+    if parts is not None:  # (nothing kept: the head's table would be computed for nothing)
         head, new, alpha = parts
         kept = memo.find(weights(head))
         if kept is not None:

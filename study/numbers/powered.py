@@ -8,14 +8,17 @@ the schemes. The model is linear in scheme-iterations and so an over-estimate wh
 fixed part (building the model, v*) is not negligible, or where CPI+ stops calling the
 operator; it does not include the analysis' pi_0 losses (one evaluation per exact unit).
 
-The **results** renderers (:func:`intervals_table`, :func:`carry_over_table`) read a results
-folder of the family; they are registered as blocks once the run is committed (the paths
-in :data:`POWERED_DIR`).
+The **results** renderers (:func:`intervals_table`, :func:`carry_over_table`, the status,
+flatness and comparison blocks) read the committed run in :data:`POWERED_DIR`: the variants
+complete so far, each a results folder of the runner, the family's analysis over them
+(``bigger-powered_*.csv``) and ``provenance.toml`` (the commit that computed each variant).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -23,9 +26,12 @@ import pandas as pd
 from nsrl.experiments.bigger import inference, powered
 from study.numbers.bigger import DOMAINS, SB3_1E6, SESSIONS, pi0, shard_events
 from study.numbers.registry import block
-from study.numbers.sources import num, read_csv, read_text
+from study.numbers.sources import listing, num, read_csv, read_text
 
 POWERED_DIR = "docs/bigger/powered_run/"
+PROVENANCE = POWERED_DIR + "provenance.toml"
+ANALYSIS = [f"{POWERED_DIR}bigger-powered_{k}.csv"
+            for k in ("intervals", "comparisons", "flatness", "observations")]
 GARNETS = "docs/paper/observations.csv"
 EFFICIENCY = 0.76  # measured on the bigger family's run on 2 workers (bigger-run-efficiency)
 DASK_EFFICIENCY = 0.8  # the allowance of the bigger family's Dask projection
@@ -80,12 +86,20 @@ def _projection_table(root: Path) -> str:
     return "\n".join(lines)
 
 
+def f2(x: float) -> str:
+    """``x`` with two decimals, without the sign of a zero (v*'s certified error is +-1e-9)."""
+    text = f"{x:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
 def intervals_table(root: Path, folder: str = POWERED_DIR, name: str = "bigger-powered",
                     domain: str = "grid", size: str = "1e4") -> str:
     """Final mean loss with its 95% t-interval, one column per operator, for a domain and size."""
     iv = read_csv(root, f"{folder}{name}_intervals.csv")
     part = iv[iv["variant"].str.endswith(f"-{size}") & (iv["domain"] == domain)].copy()
-    part["cell"] = [f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in
+    if part.empty:
+        raise ValueError(f"{folder}{name}_intervals.csv has no {domain} variant at {size}")
+    part["cell"] = [f"{f2(m)} [{f2(lo)}, {f2(hi)}]" for m, lo, hi in
                     zip(part["mean"], part["low"], part["high"], strict=True)]
     wide = part.pivot_table(index="scheme", columns="operator", values="cell", aggfunc="first")
     cols = [c for c in powered.OPERATORS if c in wide.columns]
@@ -133,3 +147,111 @@ def _iterations(root: Path) -> str:
                      f"iteration 50 and {pct[100]:.1f}% at 100, its last 10% of iterations "
                      f"moving it by {moved[50]:.2f}% and {moved[100]:.2f}% of pi_0's loss")
     return "; ".join(parts)
+
+
+def committed(root: Path) -> pd.DataFrame:
+    """One row per variant of the family: units, whether committed, its shards' CPU seconds."""
+    prov = tomllib.loads(read_text(root, PROVENANCE))
+    table = projection(root).set_index("variant")
+    rows = []
+    for variant, r in table.iterrows():
+        sessions = root / POWERED_DIR / variant / "sessions.jsonl"
+        cpu = [e["cpu_seconds"] for e in map(json.loads, sessions.read_text().splitlines())
+               if e["event"] == "shard"] if variant in prov else []
+        if variant in prov and len(cpu) < r["units"]:
+            raise ValueError(f"{POWERED_DIR}{variant}: {len(cpu)} shards of {r['units']}")
+        rows.append({"variant": variant, "units": int(r["units"]), "done": variant in prov,
+                     "commit": prov.get(variant, ""), "cpu": float(sum(cpu)),
+                     "projected": float(r["cpu"])})
+    return pd.DataFrame(rows)
+
+
+@block("powered-status", sources=[PROVENANCE])
+def _status(root: Path) -> str:
+    c = committed(root)
+    done = c[c["done"]]
+    return (f"{len(done)} of {len(c)} variants ({listing(list(done['variant']))}; "
+            f"{int(done['units'].sum())} units, {done['cpu'].sum() / 3600:.1f} CPU-hours)")
+
+
+@block("powered-cost-table", sources=[PROVENANCE])
+def _cost_table(root: Path) -> str:
+    c = committed(root)
+    lines = ["| variant | units | CPU s, measured | CPU s, projected | measured / projected "
+             "| commit |", "|---|---:|---:|---:|---:|---|"]
+    for r in c.itertuples():
+        measured = num(r.cpu, 0) if r.done else "not run yet"
+        ratio = f"{r.cpu / r.projected:.2f}" if r.done else ""
+        lines.append(f"| {r.variant} | {r.units} | {measured} | {num(r.projected, 0)} | "
+                     f"{ratio} | {r.commit} |")
+    return "\n".join(lines)
+
+
+@block("powered-flatness", sources=ANALYSIS)
+def _flatness(root: Path) -> str:
+    f = read_csv(root, ANALYSIS[2])
+    worst = f.loc[f["relative"].idxmax()]
+    moved = f[~f["flat"]].groupby("scheme").size().sort_values(ascending=False)
+    return (f"{int(f['flat'].sum())} of {len(f)} exact-operator curves are flat by the criterion; "
+            f"not flat: {listing([f'{s} on {k} of the units' for s, k in moved.items()])}; "
+            f"the least flat, {worst['scheme']} on {worst['variant']} unit {int(worst['mdp'])}, "
+            f"moved by {100 * worst['relative']:.2f}% of pi_0's loss over its last "
+            f"{int(worst['iterations'] - worst['window'])} iterations")
+
+
+@block("powered-intervals-grid-1e4", sources=ANALYSIS)
+def _intervals_grid_1e4(root: Path) -> str:
+    return intervals_table(root, domain="grid", size="1e4")
+
+
+@block("powered-significant", sources=ANALYSIS)
+def _significant(root: Path) -> str:
+    c = read_csv(root, ANALYSIS[1])
+    parts = [f"{variant}: {int(g['significant'].sum())} of {len(g)}"
+             for variant, g in c.groupby("variant", sort=False)]
+    return listing(parts)
+
+
+@block("powered-carry-over-exact", sources=[*ANALYSIS, GARNETS])
+def _carry_exact(root: Path) -> str:
+    return carry_over_table(root, operator="exact")
+
+
+@block("powered-carry-over-projected", sources=[*ANALYSIS, GARNETS])
+def _carry_projected(root: Path) -> str:
+    return carry_over_table(root, operator="projected")
+
+
+@block("powered-carry-over-lstdq", sources=[*ANALYSIS, GARNETS])
+def _carry_lstdq(root: Path) -> str:
+    return carry_over_table(root, operator="lstdq")
+
+
+@block("powered-pi0-grid-1e4", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
+def _pi0_grid_1e4(root: Path) -> str:
+    p = read_csv(root, POWERED_DIR + "bigger-powered_pi0.csv")
+    loss = p[(p["domain"] == "grid") & (p["n_states"] == 10_000)]["pi0"]
+    return f"{loss.mean():.1f} on average over them ({loss.min():.1f} to {loss.max():.1f})"
+
+
+SHARD_BENCH = "benchmarks/results/bench_powered_shard_lstdq_1e5.txt"
+
+
+@block("powered-lstdq-speedup", sources=[SHARD_BENCH])
+def _lstdq_speedup(root: Path) -> str:
+    rows = {}
+    for line in read_text(root, SHARD_BENCH).splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("|") and len(cells) == 6 and cells[1].replace(".", "").isdigit():
+            rows[cells[0]] = cells
+    total = rows.pop("all")
+    if not all(r[5] == "True" for r in rows.values()):
+        raise ValueError(f"{SHARD_BENCH}: a scheme's final loss differs from before's")
+    ranked = sorted(rows.values(), key=lambda r: -float(r[3]))
+    level = [r for r in ranked if float(r[3]) < 1.1]
+    return (f"{total[1]} CPU s before and {total[2]} today over the {len(rows)} schemes "
+            f"({total[3]}x), every final loss equal to 1e-12; most for "
+            + listing([f"{r[0]} ({r[3]}x)" for r in ranked[:3]])
+            + (f"; no gain for {listing([f'{r[0]} ({r[3]}x)' for r in level])}, whose "
+               f"targets are new mixtures at every call (their X_pi is computed as before)"
+               if level else ""))
