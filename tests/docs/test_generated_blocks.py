@@ -176,6 +176,7 @@ def test_a_changed_bigger_session_log_updates_the_run_times(copy):
           '"cpu_seconds": 481.81')
     stale = {f.finding.name for f in check_pages(copy)}
     assert stale == {"bigger-run-totals", "bigger-run-efficiency", "bigger-run-dask",
-                     "bigger-run-drop-lstdq", "powered-projection", "powered-projection-table"}
+                     "bigger-run-drop-lstdq", "powered-projection", "powered-projection-table",
+                     "powered-cost-table"}  # the measured costs beside the projection
     assert render_pages(copy) == [] and check_pages(copy) == []
     assert "2 787 worker CPU s" in (copy / "docs" / "bigger.md").read_text()
