@@ -66,22 +66,29 @@ FLOOR_MAPS = ("rbf-100", "rbf-400", "tiles-1600", "tiles-6400", *MAPS)  # and of
 TARGET = 0.10  # the issue's target: a loss <= 10% of pi_0's
 
 
+def check_map(name: str) -> str:
+    """``name`` if it names a map (:data:`FLOOR_MAPS`, or tiles-N, rbf-N), else ValueError."""
+    kind, _, size = name.partition("-")
+    if name in ("cells", "multires") or (kind in ("tiles", "rbf") and size.isdigit()):
+        return name
+    raise ValueError(f"map should be one of {FLOOR_MAPS} (or tiles-N, rbf-N), got {name!r}.")
+
+
 def feature_map(name: str, mdp: nsrl.FiniteMDP) -> sp.csr_matrix | np.ndarray:
     """The map ``name`` of the grid world's cell coordinates: a CSR table (RBF: dense)."""
+    check_map(name)
     cells = sp.identity(mdp.n_states, format="csr")
     if name == "cells":
         return cells
     kind, _, size = name.partition("-")
-    if kind == "tiles" and size.isdigit():
+    if kind == "tiles":
         return make_feature_map("tiles", int(size), 2).set_params(
             sparse_output=True).fit_transform(mdp.features)
-    if kind == "rbf" and size.isdigit():  # dense: the sweep's kind of map, for the floors
+    if kind == "rbf":  # dense: the sweep's kind of map, for the floors
         return make_feature_map("rbf", int(size), 2).fit_transform(mdp.features)
-    if name == "multires":
-        tilings = make_feature_map("tiles", 4 * 81 * 81, 2).set_params(
-            sparse_output=True, n_tiles=80).fit_transform(mdp.features)
-        return sp.hstack([cells, tilings], format="csr")
-    raise ValueError(f"map should be one of {FLOOR_MAPS} (or tiles-N, rbf-N), got {name!r}.")
+    tilings = make_feature_map("tiles", 4 * 81 * 81, 2).set_params(  # multires
+        sparse_output=True, n_tiles=80).fit_transform(mdp.features)
+    return sp.hstack([cells, tilings], format="csr")
 
 
 def project(phi: sp.csr_matrix | np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -176,7 +183,7 @@ def main() -> None:
         FLOOR_MAPS if args.part == "floors" else MAPS)
     mdp, l0 = grid_instance(args.n_states)
     for name in maps:
-        feature_map(name, mdp)  # a wrong name fails before any work
+        check_map(name)  # a wrong name fails before any work
     with threadpool_limits(1, "blas"):
         if args.part == "floors":
             floors(mdp, l0, maps, args.out)

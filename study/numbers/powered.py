@@ -155,8 +155,8 @@ def committed(root: Path) -> pd.DataFrame:
     table = projection(root).set_index("variant")
     rows = []
     for variant, r in table.iterrows():
-        sessions = root / POWERED_DIR / variant / "sessions.jsonl"
-        cpu = [e["cpu_seconds"] for e in map(json.loads, sessions.read_text().splitlines())
+        sessions = f"{POWERED_DIR}{variant}/sessions.jsonl"  # read_text names a missing file
+        cpu = [e["cpu_seconds"] for e in map(json.loads, read_text(root, sessions).splitlines())
                if e["event"] == "shard"] if variant in prov else []
         if variant in prov and len(cpu) < r["units"]:
             raise ValueError(f"{POWERED_DIR}{variant}: {len(cpu)} shards of {r['units']}")
