@@ -81,6 +81,9 @@ class ExactBackend:
         self.value_tol = VALUE_RTOL * max(mdp.r_max, 1e-300) / (1.0 - mdp.gamma)
         self.v_star_bound: float | None = None
         self._warm: np.ndarray | None = None  # last stationary value: the next solve's start
+        # last loop value per loop length: T_pi of it starts the next loop's solve (NSPI(m)
+        # shifts its loop by one policy per iteration, so the two values are close)
+        self._warm_loop: dict[int, np.ndarray] = {}
         # Once a value needed the ILU(0) step (a slow-mixing chain), later ones start with it:
         # the plain BiCGSTAB attempt would run to its cap again on every policy.
         self._ilu_first = {"value": False}
@@ -218,8 +221,14 @@ class ExactBackend:
                     x = g * (P_pi @ x)
             return x
 
-        return certified_solve(apply_M, c, kappa, self.value_tol,
-                               what=f"a loop of {length} policies on {mdp!r}")[0]
+        last = self._warm_loop.get(length)
+        # (pi, sigma) after sigma = (..., pi'): v of the new loop is T_pi of the old one but
+        # for terms of order kappa; any start is safe, the certificate is on the residual.
+        x0 = None if last is None else apply_policy(mdp, policy.segments[0][0], last)
+        v = certified_solve(apply_M, c, kappa, self.value_tol, x0=x0,
+                            what=f"a loop of {length} policies on {mdp!r}")[0]
+        self._warm_loop[length] = v
+        return v
 
     # -- public ---------------------------------------------------------------------------
 

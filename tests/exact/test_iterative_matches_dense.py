@@ -127,3 +127,30 @@ def test_a_bicgstab_breakdown_stops_the_solver_instead_of_dividing_by_zero():
     x = np.zeros(2)
     its = iterative._bicgstab(M.indptr, M.indices, M.data, np.array([1.0, 0.0]), x, 1e-12, 10)
     assert its == 0 and np.array_equal(x, np.zeros(2))  # nothing done, nothing raised
+
+
+def test_shifted_loops_start_from_the_previous_loop_and_match_the_dense_backend(monkeypatch):
+    """NSPI(m)'s loops, each shifted by one policy: the solve of each loop after the first
+    starts at T_pi of the previous loop's value, and every value is the dense one."""
+    mdp = nsrl.garnet(150, 4, 3, seed=7)
+    dense, large = _pair(mdp)
+    starts = []
+    solve = iterative.certified_solve
+
+    def spy(M, c, kappa, tol, **kwargs):
+        starts.append(kwargs.get("x0"))
+        return solve(M, c, kappa, tol, **kwargs)
+
+    monkeypatch.setattr("nsrl.exact.evaluation.certified_solve", spy)
+    rng = np.random.default_rng(1)
+    loop = nsrl.NonStationary.repeated(nsrl.Deterministic(np.zeros(mdp.n_states, int)), 4)
+    previous = None
+    for _ in range(6):
+        loop = loop.shifted(nsrl.Deterministic(rng.integers(mdp.n_actions, size=mdp.n_states)))
+        v = large.value(loop)
+        assert np.abs(v - dense.value(loop)).max() <= large.value_tol + 1e-9
+        if previous is not None:  # the start is T_pi v_previous, pi the loop's newest policy
+            assert np.array_equal(starts[-1], nsrl.exact.apply_policy(
+                mdp, loop.segments[0][0], previous))
+        previous = v
+    assert starts[0] is None and all(x is not None for x in starts[1:])
