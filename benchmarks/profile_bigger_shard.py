@@ -1,13 +1,14 @@
 """Where the time of a ``bigger`` shard goes: cProfile of one shard at a reduced iteration count.
 
-Runs ``nsrl.experiments.runner.compute_shard`` (the seven schemes on one MDP with one
-operator, BLAS on one thread, as the family's workers do) with ``--iterations`` instead of the
-sweep's 10, under cProfile, and writes to benchmarks/results/profile_bigger_<variant>_<n>.txt:
-the CPU seconds of the shard, the cumulative seconds of the parts of a greedy call and of an
-iteration (drawing transitions, the LSTD statistics, the LSTD solve, the greedy policy's
-table, rollouts, the exact loss and greedy error of each iteration), each as a share of the
-profiled total, and the 30 most expensive functions by own time. The categories are cumulative
-times of named functions, so they may overlap (a solve inside a value estimate counts in both).
+Runs ``nsrl.experiments.runner.compute_shard`` (the family's schemes on one MDP with one
+operator, as the family's workers do) with ``--iterations`` instead of the sweep's count, at
+the variant's first size unless ``--n-states`` says otherwise, under cProfile, and writes to
+benchmarks/results/profile_bigger_<variant>_<n>.txt: the CPU seconds of the shard, the
+cumulative seconds of the parts of a greedy call and of an iteration (drawing transitions,
+the LSTD statistics, the LSTD solve, the greedy policy's table, rollouts, the classifier's
+fits, the exact loss and greedy error of each iteration), each as a share of the profiled
+total, and the 30 most expensive functions by own time. The categories are cumulative times
+of named functions, so they may overlap (a solve inside a value estimate counts in both).
 
     python benchmarks/profile_bigger_shard.py --variant grid-lstdq --n-states 100000 --iterations 2
 
@@ -32,7 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # (label, (file suffix, function name)): cumulative time of every function matching one pair
 PARTS = [
-    ("greedy calls (all of LSTD-Q's work)", [("greedy/lstdq.py", "greedy")]),
+    ("greedy calls (all of the operator's work)", [("greedy/lstdq.py", "greedy"),
+                                                   ("greedy/rollout.py", "greedy"),
+                                                   ("greedy/model_based.py", "greedy")]),
     ("  drawing transitions (sampler)", [("sampling/model.py", "transitions"),
                                          ("sampling/env.py", "transitions")]),
     ("  LSTD statistics: counts into the store", [("greedy/transitions.py", "add")]),
@@ -42,8 +45,10 @@ PARTS = [
                                                               "solve_target")]),
     ("  greedy policy table and advantage", [("greedy/lstdq.py", "_table_policy"),
                                              ("greedy/lstdq.py", "_advantage")]),
+    ("  rollouts (sampler.from_start, the compiled rollouts)", [("", "from_start"),
+                                                                 ("sampling/rollouts.py", "run")]),
+    ("  the classifier's fits (rollouts + CSC)", [("greedy/rollout.py", "fit")]),
     ("value estimates (CPI+'s line search)", [("greedy/lstdq.py", "value")]),
-    ("rollouts from reset (sampler.from_start)", [("", "from_start")]),
     ("exact loss of each iteration (nsrl.loss / evaluate)", [("", "loss"),
                                                              ("", "_exact_loss")]),
     ("greedy error of each iteration (measure_errors)", [("", "_greedy_error"),
@@ -72,7 +77,8 @@ def main() -> None:
                         help="the family whose variant is profiled (e.g. bigger-powered)")
     parser.add_argument("--variant", default="grid-lstdq",
                         help="a variant of that family (bigger-powered: grid-lstdq-1e5 ...)")
-    parser.add_argument("--n-states", type=int, default=100_000)
+    parser.add_argument("--n-states", type=int, default=None,
+                        help="the shard's number of states (default: the variant's first)")
     parser.add_argument("--mdp", type=int, default=0)
     parser.add_argument("--iterations", type=int, default=2)
     parser.add_argument("--out", default=None,
@@ -82,6 +88,8 @@ def main() -> None:
     spec = sweep.to_dict()
     full = spec["n_iterations"]
     spec["n_iterations"] = args.iterations
+    if args.n_states is None:
+        args.n_states = sweep.n_states[0]
     shard = Shard(args.n_states, sweep.n_actions[0], sweep.branching[0], args.mdp)
     profile = cProfile.Profile()
     wall = time.perf_counter()
