@@ -187,8 +187,8 @@ class ProjectedGreedy(_ModelOperator):
                  feature_law: str = params["feature_law"].default, **deprecated: Any) -> None:
         super().__init__(mdp)
         p = mdp.n_features if features is None else np.shape(features)[-1]
-        if p:  # Phi, sqrt(rho) Phi and lstsq's copy of it, before anything is drawn
-            check_memory(3 * 8.0 * mdp.n_states * p,
+        if p:  # Phi, sqrt(rho) Phi, the SVD's U (kept) and its workspace, before any draw
+            check_memory(4 * 8.0 * mdp.n_states * p,
                          f"the projected operator on {mdp.n_states} states x {p} features",
                          "draw the model with fewer features (garnet(..., n_features=100)) or "
                          "use a sample-based operator (LSTDQ with features='onehot')")
@@ -206,6 +206,10 @@ class ProjectedGreedy(_ModelOperator):
             given.pop("value_estimate")
         set_params(self, **given, **deprecated)
         self.features = projection_features(phi, self.constant_feature, self.feature_law)
+        # the last rho, and once it came twice, (U, 1 / s with the cutoff's zeros, V^T) of
+        # sqrt(rho) Phi's thin SVD
+        self._kept: tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray] | None] \
+            | None = None
         self.custom_features = features is not None  # the batched engines project on mdp's Phi
 
     def get_params(self) -> dict:
@@ -221,10 +225,27 @@ class ProjectedGreedy(_ModelOperator):
         return perturb(v, rng.uniform(-self.noise, self.noise, size=v.shape), self.noise_model)
 
     def project(self, v: np.ndarray, rho: np.ndarray) -> np.ndarray:
-        """Pi_{Phi,rho} v: the rho-weighted least-squares projection on span(Phi)."""
+        """Pi_{Phi,rho} v: the rho-weighted least-squares projection on span(Phi).
+
+        The minimum-norm least-squares solution: ``lstsq`` on ``sqrt(rho) Phi`` for a new
+        rho; when the same rho comes again (nu, for API, NSPI(m) and PSDP at every call), its
+        thin SVD is computed once and kept, with ``lstsq``'s rank cutoff (singular values
+        below ``eps max(n, p) s_max`` dropped), and each later call costs two products with
+        Phi's size instead of a factorisation.
+        """
         w = np.sqrt(rho)
-        theta = np.linalg.lstsq(w[:, None] * self.features, w * v, rcond=None)[0]
-        return self.features @ theta
+        kept = self._kept
+        if kept is None or not np.array_equal(kept[0], rho):
+            self._kept = (np.array(rho), None)
+            theta = np.linalg.lstsq(w[:, None] * self.features, w * v, rcond=None)[0]
+            return self.features @ theta
+        if kept[1] is None:
+            u, s, vt = np.linalg.svd(w[:, None] * self.features, full_matrices=False)
+            cutoff = np.finfo(np.float64).eps * max(self.features.shape) * s[0]
+            inverse = np.divide(1.0, s, out=np.zeros_like(s), where=s > cutoff)
+            kept = self._kept = (kept[0], (u, inverse, vt))
+        u, inverse, vt = kept[1]
+        return self.features @ (vt.T @ (inverse * (u.T @ (w * v))))
 
     def greedy(self, target: AnyPolicy, rho: Rho, rng: np.random.Generator) -> Greedy:
         """The paper's step: greedy(Pi_{Phi,rho}(v_target + u(iota)))."""
