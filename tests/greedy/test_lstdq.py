@@ -468,3 +468,32 @@ def test_the_memo_keeps_what_its_memory_allows(monkeypatch):
     for pi in pis:
         system.cross(pi)
     assert len(system._memo.kept) == 2  # never fewer than the latest two
+
+
+@pytest.mark.parametrize("kind", ["deterministic", "mixture"])
+def test_an_index_system_of_few_transitions_equals_the_per_transition_system(kind):
+    # A call's transitions visit few pairs and reach few next states (10^5 transitions on
+    # the 10^5-state car: ~5% per action): the dense index system runs its products over
+    # those only. G, b, X_pi, X_pi theta and the solution must equal the per-transition
+    # system's, which has no such shortcut.
+    mdp = nsrl.garnet(300, 3, 2, n_features=6, gamma=0.9, seed=8)
+    op = LSTDQ(FiniteMDPVectorEnv(mdp), budget=1, features=mdp.features, reuse=False)
+    rng = np.random.default_rng(0)
+    data = op.sampler.transitions(120, rng)
+    data.done[::7] = True
+    phi, target = mdp.features, policies(mdp, seed=4)[kind]
+
+    def probs(pi):
+        return action_probs(op.sampler, pi, data.next_states, data.next_obs, rng)
+    index = op._system(data, rng)
+    dense = DenseSystem(phi[data.obs], phi[data.next_obs], data, None, 3, probs)
+    assert 0 < len(index.support) < mdp.n_states / 2  # the shortcut is taken
+    np.testing.assert_allclose(index.gram, dense.gram, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(index.b, dense.b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(index.cross(target), dense.cross(target), rtol=1e-12,
+                               atol=1e-12)
+    theta = np.random.default_rng(1).normal(size=index.d)
+    np.testing.assert_allclose(index.cross_mv(target, theta), dense.cross(target) @ theta,
+                               rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(op.solve(target, data, rng), op._theta(target, dense),
+                               rtol=1e-9, atol=1e-9)
