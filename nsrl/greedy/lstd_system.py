@@ -198,7 +198,8 @@ class CrossMemo:
 
     Args:
         d: the system's dimension (A p).
-        add: ``add(out, weights)`` adds X for next-state weights (n, A) to ``out``.
+        add: ``add(out, weights)`` adds X for next-state weights (rows, A) to ``out``
+            (one row per next state the system reads).
         keep: how many (weights, X) pairs are kept at most (the most recently used), and
             no more than :data:`MEMO_BYTES` hold (at least 2).
     """
@@ -216,7 +217,7 @@ class CrossMemo:
         return None
 
     def cross(self, weights: np.ndarray) -> np.ndarray:
-        """X for ``weights`` (n, A); read-only (it may be kept and returned again)."""
+        """X for ``weights`` (rows, A); read-only (it may be kept and returned again)."""
         best, cost = None, int(np.count_nonzero(weights))  # from scratch
         for i, (kept, _) in enumerate(self.kept):
             changed = int(np.count_nonzero(kept != weights))

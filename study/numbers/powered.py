@@ -21,12 +21,14 @@ import math
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import scipy.stats as st
 
 from nsrl.experiments.bigger import inference, powered
-from study.numbers.bigger import DOMAINS, SB3_1E6, SESSIONS, pi0, shard_events
+from study.numbers.bigger import DOMAINS, SB3_1E6, SESSIONS, at_budget, pi0, shard_events
 from study.numbers.registry import block
-from study.numbers.sources import listing, num, read_csv, read_text
+from study.numbers.sources import listing, md_table, num, read_csv, read_text
 
 POWERED_DIR = "docs/bigger/powered_run/"
 PROVENANCE = POWERED_DIR + "provenance.toml"
@@ -227,26 +229,60 @@ def _carry_lstdq(root: Path) -> str:
     return carry_over_table(root, operator="lstdq")
 
 
+@block("powered-carry-over-rollout", sources=[*ANALYSIS, GARNETS])
+def _carry_rollout(root: Path) -> str:
+    return carry_over_table(root, operator="rollout")
+
+
+@block("powered-intervals-car-1e4", sources=ANALYSIS)
+def _intervals_car_1e4(root: Path) -> str:
+    return intervals_table(root, domain="car", size="1e4")
+
+
+def pi0_text(root: Path, dom: str, n: int) -> str:
+    """pi_0's mean loss over a domain's units at ``n`` states, with its range."""
+    p = read_csv(root, POWERED_DIR + "bigger-powered_pi0.csv")
+    loss = p[(p["domain"] == dom) & (p["n_states"] == n)]["pi0"]
+    if loss.empty:
+        raise ValueError(f"{POWERED_DIR}bigger-powered_pi0.csv has no {dom} unit at {n} states")
+    if loss.max() - loss.min() < 0.05:  # one model (the car): one value
+        return f"{loss.mean():.1f}"
+    return f"{loss.mean():.1f} on average over them ({loss.min():.1f} to {loss.max():.1f})"
+
+
 @block("powered-pi0-grid-1e4", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
 def _pi0_grid_1e4(root: Path) -> str:
-    p = read_csv(root, POWERED_DIR + "bigger-powered_pi0.csv")
-    loss = p[(p["domain"] == "grid") & (p["n_states"] == 10_000)]["pi0"]
-    return f"{loss.mean():.1f} on average over them ({loss.min():.1f} to {loss.max():.1f})"
+    return pi0_text(root, "grid", 10_000)
+
+
+@block("powered-pi0-car-1e4", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
+def _pi0_car_1e4(root: Path) -> str:
+    return pi0_text(root, "car", 10_000)
 
 
 SHARD_BENCH = "benchmarks/results/bench_powered_shard_lstdq_1e5.txt"
 
 
-@block("powered-lstdq-speedup", sources=[SHARD_BENCH])
-def _lstdq_speedup(root: Path) -> str:
+def shard_bench(root: Path, rel: str) -> tuple[list[str], dict[str, list[str]]]:
+    """bench_powered_shard.py's output: (the "all" row, {scheme: its row}).
+
+    Each row's cells: scheme, before, today, before / today, final loss, same loss; every
+    scheme's loss must agree with before's.
+    """
     rows = {}
-    for line in read_text(root, SHARD_BENCH).splitlines():
+    for line in read_text(root, rel).splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
         if line.startswith("|") and len(cells) == 6 and cells[1].replace(".", "").isdigit():
             rows[cells[0]] = cells
     total = rows.pop("all")
     if not all(r[5] == "True" for r in rows.values()):
-        raise ValueError(f"{SHARD_BENCH}: a scheme's final loss differs from before's")
+        raise ValueError(f"{rel}: a scheme's final loss differs from before's")
+    return total, rows
+
+
+@block("powered-lstdq-speedup", sources=[SHARD_BENCH])
+def _lstdq_speedup(root: Path) -> str:
+    total, rows = shard_bench(root, SHARD_BENCH)
     ranked = sorted(rows.values(), key=lambda r: -float(r[3]))
     level = [r for r in ranked if float(r[3]) < 1.1]
     return (f"{total[1]} CPU s before and {total[2]} today over the {len(rows)} schemes "
@@ -255,3 +291,130 @@ def _lstdq_speedup(root: Path) -> str:
             + (f"; no gain for {listing([f'{r[0]} ({r[3]}x)' for r in level])}, whose "
                f"targets are new mixtures at every call (their X_pi is computed as before)"
                if level else ""))
+
+
+SUPPORT_BENCH = {dom: f"benchmarks/results/bench_powered_shard_support_{dom}_1e5.txt"
+                 for dom in DOMAINS}
+
+
+@block("powered-lstdq-support-speedup", sources=list(SUPPORT_BENCH.values()))
+def _support_speedup(root: Path) -> str:
+    parts = []
+    for dom, rel in SUPPORT_BENCH.items():
+        total, rows = shard_bench(root, rel)
+        ratios = [float(r[3]) for r in rows.values()]
+        parts.append(f"on the {DOMAINS[dom]} {total[1]} CPU s before and {total[2]} today "
+                     f"({total[3]}x; {min(ratios):.2f}x to {max(ratios):.2f}x by scheme)")
+    return "; ".join(parts) + ", every final loss equal to 1e-12"
+
+
+# ---------------------------------------------------------------------------------------
+# SB3's DQN and PPO on the powered units, at the learners' transitions
+
+SB3_POWERED = "benchmarks/results/powered_sb3_1e4.csv"
+LEARNERS = {"lstdq": "LSTD-Q", "rollout": "rollouts + CSC"}
+SB3_BUDGET = 1e6  # the learners' first 10 iterations (10^5 transitions per greedy call)
+
+
+def sb3_units(root: Path, rel: str = SB3_POWERED, budget: float = SB3_BUDGET) -> pd.DataFrame:
+    """Per (domain, algo, unit): the loss at the last checkpoint within ``budget``.
+
+    With 1% slack; beside it pi_0's loss and the run's CPU seconds.
+    """
+    df = read_csv(root, rel)
+    df = df[df["samples"] <= 1.01 * budget].sort_values("samples")
+    return df.groupby(["domain", "algo", "unit"]).last().reset_index()
+
+
+def scheme_units(root: Path, dom: str, op: str, size: str, units: list[int],
+                 budget: float | None) -> pd.DataFrame | None:
+    """unit x scheme losses of a committed variant on ``units`` at ``budget`` transitions.
+
+    ``budget`` None: at the last iteration. None when the variant is not committed yet.
+    """
+    folder = Path(root) / POWERED_DIR / f"{dom}-{op}-{size}" / "shards"
+    done = committed(root)
+    if f"{dom}-{op}-{size}" not in set(done[done["done"]]["variant"]):
+        return None
+    out = {}
+    for unit in units:
+        hits = sorted(folder.glob(f"*_m{unit:03d}.parquet"))
+        if len(hits) != 1:
+            raise FileNotFoundError(f"{POWERED_DIR}{dom}-{op}-{size}: expected one shard of "
+                                    f"unit {unit}, found {len(hits)}; restore the variant")
+        runs = pd.read_parquet(hits[0])
+        out[unit] = (runs.sort_values("iteration").groupby("scheme")["loss"].last()
+                     if budget is None else at_budget(runs, budget))
+    return pd.DataFrame(out).T
+
+
+def _cell(values) -> str:
+    m, lo, hi = inference.interval(values)
+    return f"{f2(m)} [{f2(lo)}, {f2(hi)}]"
+
+
+def sb3_comparison(root: Path, size: str = "1e4") -> tuple[list[list[str]], list[str]]:
+    """The table's rows and the comparisons' sentences (Holm over all of them)."""
+    sb3 = sb3_units(root)
+    units = sorted(sb3["unit"].unique())
+    rows = [["pi_0", *(_cell(sb3[(sb3["domain"] == d) & (sb3["algo"] == "dqn")]["loss_pi0"])
+                       for d in DOMAINS), ""]]
+    per = {}
+    for algo in ("ppo", "dqn"):
+        part = {d: sb3[(sb3["domain"] == d) & (sb3["algo"] == algo)].set_index("unit")
+                for d in DOMAINS}
+        for d in DOMAINS:
+            if sorted(part[d].index) != units:
+                raise ValueError(f"{SB3_POWERED}: {algo} on {d} has units "
+                                 f"{sorted(part[d].index)}, expected {units}")
+            per[(algo, d)] = part[d]["loss"]
+        cpu = pd.concat([part[d]["cpu_s"] for d in DOMAINS])
+        rows.append([f"SB3 {algo.upper()}, 10^6 transitions",
+                     *(_cell(per[(algo, d)]) for d in DOMAINS),
+                     f"{cpu.min():.0f}-{cpu.max():.0f} per run"])
+    tests = []
+    for op, what in LEARNERS.items():
+        for budget, when in ((SB3_BUDGET, "10^6 transitions"),
+                             (None, "end of the run")):
+            cells = []
+            for d in DOMAINS:
+                losses = scheme_units(root, d, op, size, units, budget)
+                if losses is None:
+                    cells.append("not run yet")
+                    continue
+                best = losses.mean().idxmin()
+                cells.append(f"{best}: {_cell(losses[best])}")
+                if budget is not None:
+                    per[(op, d)] = losses[best].rename(best)
+            rows.append([f"best scheme + {what}, {when}", *cells, ""])
+    for d in DOMAINS:
+        for op in LEARNERS:
+            if (op, d) not in per:
+                continue
+            best = per[(op, d)]
+            for algo in ("ppo", "dqn"):
+                agent = per[(algo, d)]
+                if d == "grid":  # the same MDPs: paired
+                    diff = agent.loc[best.index] - best
+                    p = float(st.ttest_1samp(diff, 0.0).pvalue)
+                else:  # one model, independent seeds: Welch
+                    diff = agent.mean() - best
+                    p = float(st.ttest_ind(agent, best, equal_var=False).pvalue)
+                tests.append((d, algo, op, best.name, float(np.mean(diff)), p))
+    adjusted = inference.holm([t[5] for t in tests]) if tests else []
+    sentences = [f"{DOMAINS[d]}: {algo.upper()} minus {best} with {LEARNERS[op]} "
+                 f"{f2(m)} (Holm p {q:.2g}{', significant' if q < 0.05 else ''})"
+                 for (d, algo, op, best, m, _), q in zip(tests, adjusted, strict=True)]
+    return rows, sentences
+
+
+@block("powered-sb3-1e4", sources=[SB3_POWERED, PROVENANCE])
+def _sb3_table(root: Path) -> str:
+    rows, _ = sb3_comparison(root)
+    return md_table([f"10^4 states, {len(sb3_units(root)['unit'].unique())} units",
+                     *(DOMAINS[d] for d in DOMAINS), "CPU s"], rows, "lllr")
+
+
+@block("powered-sb3-1e4-tests", sources=[SB3_POWERED, PROVENANCE])
+def _sb3_tests(root: Path) -> str:
+    return "; ".join(sb3_comparison(root)[1])
