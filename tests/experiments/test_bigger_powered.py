@@ -200,3 +200,15 @@ def test_the_tiny_family_runs_resumes_and_is_analysed_end_to_end(tmp_path):
 def test_family_refuses_empty_units():
     with pytest.raises(ValueError, match="units"):
         powered.family("x", {}, 50)
+
+
+def test_round_off_differences_are_ties_not_significant():
+    # Deterministic units (the car with the exact operator): two schemes that reach the same
+    # policies differ by their solvers' round-off; that is no difference.
+    pm = _pm({"A": [1.0, 1.0], "B": [1.0 + 2e-14, 1.0 + 2e-14], "C": [1.0 + 3e-7, 1.0 - 1e-7],
+              "D": [1.0 + 2e-6, 1.0 + 2e-6]})
+    table = inference.paired_comparisons(inference.unit_table(pm)).set_index(["a", "b"])
+    for pair in [("A", "B"), ("A", "C"), ("B", "C")]:
+        assert table.loc[pair, "p_t"] == 1.0 and not table.loc[pair, "significant"], pair
+        assert table.loc[pair, "diff"] == 0.0
+    assert table.loc[("A", "D"), "significant"] and table.loc[("A", "D"), "better"] == "A"

@@ -17,8 +17,9 @@ operator's noise and samples). Each unit runs every scheme once, so schemes are 
   paired t-test's after Holm: with 5 units the two-sided Wilcoxon cannot go below
   2 / 2^5 = 0.0625, so it can never be significant there, and with 10 units not after Holm
   over 36 pairs (its least p-value, 2 / 2^10, is above 0.05 / 36); its p-value is reported
-  beside. Per-unit differences that are all equal are exact (a deterministic variant): p = 0
-  when they are non-zero, 1 when zero;
+  beside. A per-unit difference within :data:`TIE_ATOL` is a tie (0: the solvers'
+  round-off, not a difference of policies). Per-unit differences that are all equal are
+  exact (a deterministic variant): p = 0 when they are non-zero, 1 when zero;
 * **flatness** (:func:`flatness`): the exact operator's curves must have converged before any
   final loss is read: over the last :data:`FLAT_TAIL` of the iterations each curve moves by
   less than :data:`FLAT_TOLERANCE` of pi_0's loss on its unit (max - min over those
@@ -50,6 +51,12 @@ FLAT_TOLERANCE = 0.01
 MIN_ITERATIONS = 50
 CRITERIA = Criteria(variability="across")
 """The paper preset's criteria, but the variability read across units (one run per unit)."""
+TIE_ATOL = 1e-6
+"""A per-unit difference of final losses at most this is a tie (counted as 0). The exact
+backend certifies each loss to ``1e-10 R_max / (1 - gamma)`` (1e-8 on the bigger domains);
+below 1e-6 two schemes that reach the same policies differ by their solvers' round-off
+(API and NSPI(m) on the car: 2e-14), which a paired test on deterministic units would
+otherwise call significant."""
 
 
 def interval(values, level: float = LEVEL, method: str = "t",
@@ -145,10 +152,10 @@ def final_intervals(units: pd.DataFrame, method: str = "t",
 def paired_comparisons(units: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     """Every pair of schemes per size, paired on shared units, Holm-corrected per size.
 
-    Columns: ``n_states, a, b, units, diff`` (mean of a - b), ``low, high`` (its 95%
-    t-interval), ``p_t, p_wilcoxon`` (two-sided), ``p_holm`` (the t-test's, adjusted over the
-    size's pairs), ``significant`` (p_holm < alpha), ``better`` (the lower scheme when
-    significant, else "").
+    Per-unit differences within :data:`TIE_ATOL` count as 0. Columns: ``n_states, a, b,
+    units, diff`` (mean of a - b), ``low, high`` (its 95% t-interval), ``p_t, p_wilcoxon``
+    (two-sided), ``p_holm`` (the t-test's, adjusted over the size's pairs), ``significant``
+    (p_holm < alpha), ``better`` (the lower scheme when significant, else "").
     """
     rows = []
     for n, part in units.groupby(level="n_states"):
@@ -158,6 +165,7 @@ def paired_comparisons(units: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFram
             d = (both[a] - both[b]).to_numpy()
             if d.size == 0:
                 continue
+            d = np.where(np.abs(d) <= TIE_ATOL, 0.0, d)
             mean, low, high = interval(d)
             p_t, p_w = _paired_tests(d)
             block.append({"n_states": n, "a": a, "b": b, "units": d.size, "diff": mean,
