@@ -239,12 +239,13 @@ class ProjectedGreedy(_ModelOperator):
             self._kept = (np.array(rho), None)
             theta = np.linalg.lstsq(w[:, None] * self.features, w * v, rcond=None)[0]
             return self.features @ theta
-        if kept[1] is None:
+        svd = kept[1]
+        if svd is None:
             u, s, vt = np.linalg.svd(w[:, None] * self.features, full_matrices=False)
             cutoff = np.finfo(np.float64).eps * max(self.features.shape) * s[0]
-            inverse = np.divide(1.0, s, out=np.zeros_like(s), where=s > cutoff)
-            kept = self._kept = (kept[0], (u, inverse, vt))
-        u, inverse, vt = kept[1]
+            svd = (u, np.divide(1.0, s, out=np.zeros_like(s), where=s > cutoff), vt)
+            self._kept = (kept[0], svd)
+        u, inverse, vt = svd
         return self.features @ (vt.T @ (inverse * (u.T @ (w * v))))
 
     def greedy(self, target: AnyPolicy, rho: Rho, rng: np.random.Generator) -> Greedy:
