@@ -32,6 +32,7 @@ import pandas as pd
 
 import nsrl
 from nsrl.experiments import load_experiment
+from nsrl.experiments.bigger.powered import size_label
 from nsrl.experiments.domains import side
 from nsrl.experiments.presets import Shard
 from nsrl.model.gridworld import gridworld
@@ -42,10 +43,13 @@ ROOT = Path(__file__).resolve().parents[1]
 KEY = ["domain", "n_states", "algo", "unit"]
 
 
+SWEEPS = load_experiment("bigger-powered").sweeps()
+
+
 def base_model(domain: str, n_states: int, unit: int) -> nsrl.FiniteMDP:
     """The powered family's model of ``unit`` (grid: its MDP; car: the one model), with the
     states' coordinates as features (the builder's base model, before the RBF map)."""
-    sweep = load_experiment("bigger-powered").sweeps()[f"{domain}-lstdq-1e{len(str(n_states)) - 1}"]
+    sweep = SWEEPS[f"{domain}-lstdq-{size_label(n_states)}"]
     n = side(n_states)
     if domain == "car":
         return mountain_car(n, n, gamma=sweep.gamma)
@@ -61,7 +65,7 @@ def main() -> None:
     parser.add_argument("--algos", default="ppo,dqn")
     parser.add_argument("--domains", default="grid,car")
     args = parser.parse_args()
-    out = ROOT / "benchmarks" / "results" / f"powered_sb3_1e{len(str(args.n_states)) - 1}.csv"
+    out = ROOT / "benchmarks" / "results" / f"powered_sb3_{size_label(args.n_states)}.csv"
     old = pd.read_csv(out) if out.exists() else pd.DataFrame(columns=KEY)
     done = set(map(tuple, old[KEY].itertuples(index=False)))
     rows = old.to_dict("records")

@@ -111,7 +111,7 @@ class IndexSystem:
         # transitions visit few of the pairs (10^5 transitions: ~5% of the car's 10^5 states
         # per action, ~18% of the grid world's), and X_pi reads the next states reached only.
         self.gram, self.b = np.zeros((self.d, self.d)), np.zeros(self.d)
-        self.support = np.unique(sp.csr_matrix(self.next).indices)  # next states reached
+        self.support = np.unique(self.next.indices)  # next states reached (CSR)
         reached = self.next.tocsc()[:, self.support].tocsr()
         for a in range(A):
             rows, blk = slice(a * n, (a + 1) * n), slice(a * p, (a + 1) * p)

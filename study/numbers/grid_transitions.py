@@ -99,8 +99,8 @@ def _calls(root: Path) -> str:
 
 @block("grid-calls-crossing", sources=[RESULTS])
 def _crossing(root: Path) -> str:
-    c = records(root)["calls"]
-    exact = records(root)["exact-api"].iloc[0]
+    rec = records(root)
+    c, exact = rec["calls"], rec["exact-api"].iloc[0]
     crossed, missed, stopped = [], [], []
     for m, part in _ordered(c).groupby("map", sort=False):
         done = part[part["losses"].map(lambda x: isinstance(x, list))]

@@ -339,26 +339,23 @@ def sb3_units(root: Path, rel: str = SB3_POWERED, budget: float = SB3_BUDGET) ->
     return df.groupby(["domain", "algo", "unit"]).last().reset_index()
 
 
-def scheme_units(root: Path, dom: str, op: str, size: str, units: list[int],
-                 budget: float | None) -> pd.DataFrame | None:
-    """unit x scheme losses of a committed variant on ``units`` at ``budget`` transitions.
+def scheme_units(root: Path, variant: str,
+                 units: list[int]) -> dict[float | None, pd.DataFrame]:
+    """unit x scheme losses of a committed variant on ``units``, each shard read once.
 
-    ``budget`` None: at the last iteration. None when the variant is not committed yet.
+    Keyed by :data:`SB3_BUDGET` (at 10^6 transitions) and None (at the last iteration).
     """
-    folder = Path(root) / POWERED_DIR / f"{dom}-{op}-{size}" / "shards"
-    done = committed(root)
-    if f"{dom}-{op}-{size}" not in set(done[done["done"]]["variant"]):
-        return None
-    out = {}
+    folder = Path(root) / POWERED_DIR / variant / "shards"
+    out: dict[float | None, dict[int, pd.Series]] = {SB3_BUDGET: {}, None: {}}
     for unit in units:
         hits = sorted(folder.glob(f"*_m{unit:03d}.parquet"))
         if len(hits) != 1:
-            raise FileNotFoundError(f"{POWERED_DIR}{dom}-{op}-{size}: expected one shard of "
-                                    f"unit {unit}, found {len(hits)}; restore the variant")
+            raise FileNotFoundError(f"{POWERED_DIR}{variant}: expected one shard of unit "
+                                    f"{unit}, found {len(hits)}; restore the variant")
         runs = pd.read_parquet(hits[0])
-        out[unit] = (runs.sort_values("iteration").groupby("scheme")["loss"].last()
-                     if budget is None else at_budget(runs, budget))
-    return pd.DataFrame(out).T
+        out[None][unit] = runs.sort_values("iteration").groupby("scheme")["loss"].last()
+        out[SB3_BUDGET][unit] = at_budget(runs, SB3_BUDGET)
+    return {budget: pd.DataFrame(by_unit).T for budget, by_unit in out.items()}
 
 
 def _cell(values) -> str:
@@ -386,15 +383,19 @@ def sb3_comparison(root: Path, size: str = "1e4") -> tuple[list[list[str]], list
                      *(_cell(per[(algo, d)]) for d in DOMAINS),
                      f"{cpu.min():.0f}-{cpu.max():.0f} per run"])
     tests = []
+    done = committed(root)
+    done = set(done[done["done"]]["variant"])
     for op, what in LEARNERS.items():
+        losses_of = {d: scheme_units(root, f"{d}-{op}-{size}", units)
+                     for d in DOMAINS if f"{d}-{op}-{size}" in done}
         for budget, when in ((SB3_BUDGET, "10^6 transitions"),
                              (None, "end of the run")):
             cells = []
             for d in DOMAINS:
-                losses = scheme_units(root, d, op, size, units, budget)
-                if losses is None:
+                if d not in losses_of:
                     cells.append("not run yet")
                     continue
+                losses = losses_of[d][budget]
                 best = losses.mean().idxmin()
                 cells.append(f"{best}: {_cell(losses[best])}")
                 if budget is not None:
@@ -411,7 +412,7 @@ def sb3_comparison(root: Path, size: str = "1e4") -> tuple[list[list[str]], list
                     diff = agent.loc[best.index] - best
                     p = float(st.ttest_1samp(diff, 0.0).pvalue)
                 else:  # one model, independent seeds: Welch
-                    diff = agent.mean() - best
+                    diff = agent.mean() - best.mean()
                     p = float(st.ttest_ind(agent, best, equal_var=False).pvalue)
                 tests.append((d, algo, op, best.name, float(np.mean(diff)), p))
     adjusted = inference.holm([t[5] for t in tests]) if tests else []
@@ -424,7 +425,7 @@ def sb3_comparison(root: Path, size: str = "1e4") -> tuple[list[list[str]], list
 @block("powered-sb3-1e4", sources=[SB3_POWERED, PROVENANCE])
 def _sb3_table(root: Path) -> str:
     rows, _ = sb3_comparison(root)
-    return md_table([f"10^4 states, {len(sb3_units(root)['unit'].unique())} units",
+    return md_table([f"10^4 states, {sb3_units(root)['unit'].nunique()} units",
                      *(DOMAINS[d] for d in DOMAINS), "CPU s"], rows, "lllr")
 
 
