@@ -116,8 +116,11 @@ def carry_over_table(root: Path, folder: str = POWERED_DIR, name: str = "bigger-
     """Which observations carry over from Garnets to each domain (one operator), with evidence."""
     obs = read_csv(root, f"{folder}{name}_observations.csv")
     obs["holds"] = obs["holds"].astype(object).where(obs["holds"].notna(), None)
-    domains = {DOMAINS[d]: part for d, part in obs[obs["operator"] == operator]
-               .groupby("domain", sort=False)}
+    iv = read_csv(root, f"{folder}{name}_intervals.csv")
+    sizes = {d: ", ".join(powered.size_label(int(n)) for n in sorted(part["n_states"].unique()))
+             for d, part in iv[iv["operator"] == operator].groupby("domain")}
+    domains = {f"{DOMAINS[d]} ({sizes[d]})": part for d, part in
+               obs[obs["operator"] == operator].groupby("domain", sort=False)}
     table = inference.carry_over(read_csv(root, GARNETS), domains)
     cols = ["observation", "Garnets", *domains, "carries over", "evidence"]
     lines = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
@@ -195,11 +198,16 @@ def _cost_ratio(root: Path) -> str:
     done, left = t[t["done"]], t[~t["done"]]
     ratio = done["cpu"].sum() / done["projected"].sum()
     share = done["cpu"] / done["projected"]
+    operator = t["variant"].str.split("-").str[1]
+    by_op = (done["cpu"].groupby(operator[t["done"]]).sum()
+             / done["projected"].groupby(operator[t["done"]]).sum())
+    ahead = sum(row["projected"] * by_op.get(op, ratio)
+                for (_, row), op in zip(left.iterrows(), operator[~t["done"]], strict=True))
     return (f"the {len(done)} variants run so far took {share.min():.2f} to {share.max():.2f} "
             f"of their projection ({ratio:.2f} of it in all: {done['cpu'].sum() / 3600:.1f} "
-            f"CPU-hours); scaled by that ratio, the {len(left)} variants left would take about "
-            f"{ratio * left['projected'].sum() / 3600:.0f} CPU-hours, a reading of the 10^4 "
-            f"variants' ratio that the 10^5 ones need not follow")
+            f"CPU-hours); scaled by the ratio measured with the same operator, the {len(left)} "
+            f"variants left would take about {ahead / 3600:.0f} CPU-hours, a reading that the "
+            f"10^5 variants need not follow")
 
 
 @block("powered-flatness", sources=ANALYSIS)
@@ -247,6 +255,11 @@ def _carry_rollout(root: Path) -> str:
     return carry_over_table(root, operator="rollout")
 
 
+@block("powered-intervals-grid-1e5", sources=ANALYSIS)
+def _intervals_grid_1e5(root: Path) -> str:
+    return intervals_table(root, domain="grid", size="1e5")
+
+
 @block("powered-intervals-car-1e4", sources=ANALYSIS)
 def _intervals_car_1e4(root: Path) -> str:
     return intervals_table(root, domain="car", size="1e4")
@@ -266,6 +279,11 @@ def pi0_text(root: Path, dom: str, n: int) -> str:
 @block("powered-pi0-grid-1e4", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
 def _pi0_grid_1e4(root: Path) -> str:
     return pi0_text(root, "grid", 10_000)
+
+
+@block("powered-pi0-grid-1e5", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
+def _pi0_grid_1e5(root: Path) -> str:
+    return pi0_text(root, "grid", 100_000)
 
 
 @block("powered-pi0-car-1e4", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
