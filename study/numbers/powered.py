@@ -260,6 +260,11 @@ def _intervals_grid_1e5(root: Path) -> str:
     return intervals_table(root, domain="grid", size="1e5")
 
 
+@block("powered-intervals-car-1e5", sources=ANALYSIS)
+def _intervals_car_1e5(root: Path) -> str:
+    return intervals_table(root, domain="car", size="1e5")
+
+
 @block("powered-intervals-car-1e4", sources=ANALYSIS)
 def _intervals_car_1e4(root: Path) -> str:
     return intervals_table(root, domain="car", size="1e4")
@@ -284,6 +289,11 @@ def _pi0_grid_1e4(root: Path) -> str:
 @block("powered-pi0-grid-1e5", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
 def _pi0_grid_1e5(root: Path) -> str:
     return pi0_text(root, "grid", 100_000)
+
+
+@block("powered-pi0-car-1e5", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
+def _pi0_car_1e5(root: Path) -> str:
+    return pi0_text(root, "car", 100_000)
 
 
 @block("powered-pi0-car-1e4", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
@@ -342,12 +352,13 @@ def _support_speedup(root: Path) -> str:
 # ---------------------------------------------------------------------------------------
 # SB3's DQN and PPO on the powered units, at the learners' transitions
 
-SB3_POWERED = "benchmarks/results/powered_sb3_1e4.csv"
+SB3_POWERED = {size: f"benchmarks/results/powered_sb3_{size}.csv" for size in ("1e4", "1e5")}
 LEARNERS = {"lstdq": "LSTD-Q", "rollout": "rollouts + CSC"}
 SB3_BUDGET = 1e6  # the learners' first 10 iterations (10^5 transitions per greedy call)
 
 
-def sb3_units(root: Path, rel: str = SB3_POWERED, budget: float = SB3_BUDGET) -> pd.DataFrame:
+def sb3_units(root: Path, rel: str = SB3_POWERED["1e4"],
+              budget: float = SB3_BUDGET) -> pd.DataFrame:
     """Per (domain, algo, unit): the loss at the last checkpoint within ``budget``.
 
     With 1% slack; beside it pi_0's loss and the run's CPU seconds.
@@ -383,7 +394,7 @@ def _cell(values) -> str:
 
 def sb3_comparison(root: Path, size: str = "1e4") -> tuple[list[list[str]], list[str]]:
     """The table's rows and the comparisons' sentences (Holm over all of them)."""
-    sb3 = sb3_units(root)
+    sb3 = sb3_units(root, SB3_POWERED[size])
     units = sorted(sb3["unit"].unique())
     rows = [["pi_0", *(_cell(sb3[(sb3["domain"] == d) & (sb3["algo"] == "dqn")]["loss_pi0"])
                        for d in DOMAINS), ""]]
@@ -393,7 +404,7 @@ def sb3_comparison(root: Path, size: str = "1e4") -> tuple[list[list[str]], list
                 for d in DOMAINS}
         for d in DOMAINS:
             if sorted(part[d].index) != units:
-                raise ValueError(f"{SB3_POWERED}: {algo} on {d} has units "
+                raise ValueError(f"{SB3_POWERED[size]}: {algo} on {d} has units "
                                  f"{sorted(part[d].index)}, expected {units}")
             per[(algo, d)] = part[d]["loss"]
         cpu = pd.concat([part[d]["cpu_s"] for d in DOMAINS])
@@ -440,13 +451,19 @@ def sb3_comparison(root: Path, size: str = "1e4") -> tuple[list[list[str]], list
     return rows, sentences
 
 
-@block("powered-sb3-1e4", sources=[SB3_POWERED, PROVENANCE])
+def sb3_table(root: Path, size: str) -> str:
+    """The agents beside each learner's best scheme at ``size`` (``1e4``: 10^4 states)."""
+    rows, _ = sb3_comparison(root, size)
+    units = sb3_units(root, SB3_POWERED[size])["unit"].nunique()
+    return md_table([f"10^{size[2:]} states, {units} units", *(DOMAINS[d] for d in DOMAINS),
+                     "CPU s"], rows, "lllr")
+
+
+@block("powered-sb3-1e4", sources=[SB3_POWERED["1e4"], PROVENANCE])
 def _sb3_table(root: Path) -> str:
-    rows, _ = sb3_comparison(root)
-    return md_table([f"10^4 states, {sb3_units(root)['unit'].nunique()} units",
-                     *(DOMAINS[d] for d in DOMAINS), "CPU s"], rows, "lllr")
+    return sb3_table(root, "1e4")
 
 
-@block("powered-sb3-1e4-tests", sources=[SB3_POWERED, PROVENANCE])
+@block("powered-sb3-1e4-tests", sources=[SB3_POWERED["1e4"], PROVENANCE])
 def _sb3_tests(root: Path) -> str:
-    return "; ".join(sb3_comparison(root)[1])
+    return "; ".join(sb3_comparison(root, "1e4")[1])

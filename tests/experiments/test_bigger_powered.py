@@ -121,6 +121,35 @@ def test_flatness_reads_the_last_tenth_against_pi0():
         inference.flatness(pm, pi0.iloc[:0])
 
 
+def test_c_leaves_out_the_comparisons_its_test_cannot_decide_and_fails_the_worse_ones():
+    # 10 units at 100 states, 5 at 400: every scheme below API on every unit. The one-sided
+    # Wilcoxon at 1% cannot decide on 5 units (least p 1/32), so the paper preset's check
+    # fails C there whatever the data; the family leaves those comparisons out
+    rng = np.random.default_rng(9)
+    base = rng.normal(20.0, 1.0, size=15)
+    sizes = [100] * 10 + [400] * 5
+    values = {"API": base + 5, "CPI(0.1)": base, "CPI+": base + 1, "PSDP": base - 1}
+    rows = []
+    for scheme, losses in values.items():
+        rows += [{"n_states": sizes[i], "n_actions": 4, "branching": 4, "mdp": i, "scheme": scheme,
+                  "iteration": 5, "mean": x, "std": 0.0, "runs": 1} for i, x in enumerate(losses)]
+    pm = pd.DataFrame(rows)
+    paper = observations(pm, inference.CRITERIA).set_index("observation").loc["C"]
+    assert not paper["holds"] and "at n_states=400" in paper["measured"]
+    c = inference.domain_observations(pm).set_index("observation").loc["C"]
+    assert c["holds"] is True
+    assert "12/12 judged" in c["measured"] and "n_states=400, 5 units" in c["measured"]
+    # a scheme above API where the test cannot decide still fails: no test could find it better
+    worse = pm.copy()
+    worse.loc[(worse["scheme"] == "CPI+") & (worse["n_states"] == 400), "mean"] += 10
+    c = inference.domain_observations(worse).set_index("observation").loc["C"]
+    assert c["holds"] is False and "CPI+ at n_states=400" in c["measured"]
+    # nothing decidable (2 units in all, the deterministic car): C is not judged
+    two = pm[pm["mdp"].isin([0, 1])]
+    assert inference.domain_observations(two).set_index("observation").loc["C", "holds"] is None
+    assert inference.least_p("wilcoxon", 7) < 0.01 < inference.least_p("wilcoxon", 6)
+
+
 def test_the_observations_are_the_paper_preset_s_with_o6_judged_on_its_n_s_clause():
     rng = np.random.default_rng(5)
     base = rng.normal(20.0, 1.0, size=20)
@@ -193,7 +222,8 @@ def test_the_tiny_family_runs_resumes_and_is_analysed_end_to_end(tmp_path):
     text = pw.intervals_table(out, "", "bigger-powered-tiny", "car", "25")
     assert len(text.splitlines()) == 2 + 9 and "| API | " in text and " [" in text
     carry = pw.carry_over_table(out, "", "bigger-powered-tiny", "lstdq")
-    assert carry.splitlines()[0].startswith("| observation | Garnets | grid world | mountain car")
+    assert carry.splitlines()[0].startswith(  # each domain names the sizes it pools
+        "| observation | Garnets | grid world (25, 36) | mountain car (25, 36)")
     assert len(carry.splitlines()) == 2 + 7
 
 

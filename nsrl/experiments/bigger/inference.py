@@ -29,8 +29,11 @@ operator's noise and samples). Each unit runs every scheme once, so schemes are 
   the same code) on each (domain, operator), both sizes pooled as the paper pools its n_S.
   One run per unit makes the within-unit standard deviation 0 by construction, so the
   variability clauses use the paper preset's ``across`` reading (the spread of the per-unit
-  means, :data:`CRITERIA`), one of its robustness thresholds;
-  :func:`carry_over` sets them beside the Garnet verdicts.
+  means, :data:`CRITERIA`), one of its robustness thresholds. C compares each scheme with API
+  overall and within every size by a one-sided test at 1%; a sub-family with too few units
+  for that test to reach the level (5 units: the exact Wilcoxon cannot go below 1/32) is not
+  judged, unless the scheme's mean there is not below API's (no test could find it better:
+  it fails). :func:`carry_over` sets them beside the Garnet verdicts.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 
-from nsrl.experiments.observations import Criteria, observations
+from nsrl.experiments.observations import Criteria, Final, comparisons, observations
 
 ALPHA = 0.05
 LEVEL = 0.95
@@ -224,6 +227,7 @@ def domain_observations(pm: pd.DataFrame, criteria: Criteria = CRITERIA) -> pd.D
     family run at one size so far) there is nothing to compare and O6 is not judged (None).
     """
     obs = observations(pm, criteria)
+    _judge_c_where_testable(obs, Final(pm, criteria))
     if pm["branching"].nunique() < 2:
         row = obs.index[obs["observation"] == "O6"][0]
         obs.loc[row, "criterion"] = ("the schemes' ranking by final mean within each n_S agrees "
@@ -238,6 +242,50 @@ def domain_observations(pm: pd.DataFrame, criteria: Criteria = CRITERIA) -> pd.D
         obs.loc[row, "measured"] = f"Kendall tau {tau:.2f} (lowest); one value of b"
         obs.loc[row, "holds"] = bool(tau >= 0.6) if np.isfinite(tau) else None
     return obs
+
+
+def least_p(test: str, units: int) -> float:
+    """The least one-sided p-value ``test`` can give on ``units`` paired differences.
+
+    Examples:
+        >>> least_p("wilcoxon", 5), least_p("sign", 7)
+        (0.03125, 0.0078125)
+    """
+    return 0.5 ** units  # every difference of one sign (the exact tests: 1 / 2^n)
+
+
+def _judge_c_where_testable(obs: pd.DataFrame, f: Final) -> None:
+    """Judge C on the comparisons its test can decide (see the module docstring), in place.
+
+    The paper preset's check counts a comparison on 5 units as failed though its test cannot
+    reach 1% there; such a comparison is left out, but one where the scheme's mean is not
+    below API's still fails. With every comparison left out C is not judged (None).
+    """
+    tried = comparisons(f)
+    failed, unjudged = [], []
+    for c in tried:
+        part = f.mean if c.family is None else f.mean.xs(c.value, level=c.family)
+        name = c.scheme if c.family is None else f"{c.scheme} at {c.family}={c.value}"
+        testable = least_p(f.c.test, len(part)) < f.c.level
+        if testable and not c.significant or \
+                not testable and (part[c.scheme] - part["API"]).mean() >= 0:
+            failed.append(name)
+        elif not testable:
+            unjudged.append((c.family or "all units", c.value, len(part)))
+    if not unjudged:
+        return  # every comparison decidable: the paper preset's verdict stands
+    row = obs.index[obs["observation"] == "C"][0]
+    judged = len(tried) - len(unjudged)
+    where = sorted({(fam if v is None else f"{fam}={v}", n) for fam, v, n in unjudged})
+    obs.loc[row, "measured"] = (
+        f"{judged - len(failed)}/{judged} judged comparisons significant"
+        + (f"; not: {', '.join(failed[:4])}" + (" ..." if len(failed) > 4 else "")
+           if failed else "")
+        + f"; {len(unjudged)} not judged (the scheme below API on average, but the "
+          f"{f.c.test} test cannot reach {f.c.level:g} on "
+        + ", ".join(f"{w}, {n} units" for w, n in where) + ")")
+    obs["holds"] = obs["holds"].astype(object)
+    obs.loc[row, "holds"] = None if judged == 0 else not failed
 
 
 def _min_tau(pm: pd.DataFrame) -> float:
