@@ -206,8 +206,8 @@ def _cost_ratio(root: Path) -> str:
     return (f"the {len(done)} variants run so far took {share.min():.2f} to {share.max():.2f} "
             f"of their projection ({ratio:.2f} of it in all: {done['cpu'].sum() / 3600:.1f} "
             f"CPU-hours); scaled by the ratio measured with the same operator, the {len(left)} "
-            f"variants left would take about {ahead / 3600:.0f} CPU-hours, a reading that the "
-            f"10^5 variants need not follow")
+            f"variants left would take about {ahead / 3600:.0f} CPU-hours (an estimate: an "
+            f"operator's ratio moves with the size)")
 
 
 @block("powered-flatness", sources=ANALYSIS)

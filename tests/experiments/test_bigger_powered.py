@@ -144,7 +144,7 @@ def test_c_leaves_out_the_comparisons_its_test_cannot_decide_and_fails_the_worse
     worse.loc[(worse["scheme"] == "CPI+") & (worse["n_states"] == 400), "mean"] += 10
     c = inference.domain_observations(worse).set_index("observation").loc["C"]
     assert c["holds"] is False and "CPI+ at n_states=400" in c["measured"]
-    # nothing decidable (2 units in all, the deterministic car): C is not judged
+    # nothing decidable (2 units in all, as the car's exact operator): C is not judged
     two = pm[pm["mdp"].isin([0, 1])]
     assert inference.domain_observations(two).set_index("observation").loc["C", "holds"] is None
     assert inference.least_p("wilcoxon", 7) < 0.01 < inference.least_p("wilcoxon", 6)
