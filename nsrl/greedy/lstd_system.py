@@ -123,7 +123,7 @@ class IndexSystem:
             self.b[blk] = phi.T @ counts.rewards[rows][seen]
             # Phi^T N_a on the reached next states: (p, len(support))
             self._left.append(np.asarray((reached[rows][seen].T @ phi).T))
-        self._memo = CrossMemo(self.d, self._add_cross)
+        self._memo = CrossMemo(self.d)
 
     def average(self, pi: Policy, theta: np.ndarray) -> np.ndarray:
         """sum_a' pi(a' | x') theta[(x', a')] for every x' (one-hot: theta's value under pi)."""
@@ -163,7 +163,7 @@ class IndexSystem:
         if self.sparse:
             right = [sp.diags(probs[:, b]) @ self.table for b in range(A)]
             return sp.bmat([[left @ r for r in right] for left in self._left], format="csr")
-        return cross_by_parts(self._memo, self._reached_probs, pi)
+        return cross_by_parts(self._memo, self._reached_probs, pi, self._add_cross)
 
     def _add_cross(self, out: np.ndarray, weights: np.ndarray) -> None:
         """out += sum_(a, b) the block (a, b) of X for weights (k, A) of the reached next states.
@@ -183,6 +183,7 @@ class IndexSystem:
 
 
 MEMO_BYTES = 2**27  # what a CrossMemo keeps at most (128 MiB), beyond its two latest pairs
+Add = Callable[[np.ndarray, np.ndarray], None]  # add(out, weights): out += X of the weights
 
 
 class CrossMemo:
@@ -196,17 +197,19 @@ class CrossMemo:
     greedy step from the same store) differs at no state. Each X is computed from the kept
     one that needs the fewest products, or from scratch when that is cheaper.
 
+    The system's products come with each call (``add``), not kept here: a memo that held
+    its system's bound method would make a reference cycle, and each system (hundreds of MB
+    at 10^5 states) would wait for the cyclic garbage collector; an LSTD-Q run at 10^5
+    states grew by ~300 MB per greedy call so, to 12 GB in a 100-iteration shard.
+
     Args:
         d: the system's dimension (A p).
-        add: ``add(out, weights)`` adds X for next-state weights (rows, A) to ``out``
-            (one row per next state the system reads).
         keep: how many (weights, X) pairs are kept at most (the most recently used), and
             no more than :data:`MEMO_BYTES` hold (at least 2).
     """
 
-    def __init__(self, d: int, add: Callable[[np.ndarray, np.ndarray], None],
-                 keep: int = 8) -> None:
-        self.d, self.add, self.keep = d, add, keep
+    def __init__(self, d: int, keep: int = 8) -> None:
+        self.d, self.keep = d, keep
         self.kept: list[tuple[np.ndarray, np.ndarray]] = []
 
     def find(self, weights: np.ndarray) -> np.ndarray | None:
@@ -216,8 +219,12 @@ class CrossMemo:
                 return out
         return None
 
-    def cross(self, weights: np.ndarray) -> np.ndarray:
-        """X for ``weights`` (rows, A); read-only (it may be kept and returned again)."""
+    def cross(self, weights: np.ndarray, add: Add) -> np.ndarray:
+        """X for ``weights`` (rows, A); read-only (it may be kept and returned again).
+
+        ``add(out, weights)`` adds X for next-state weights (rows, A) to ``out`` (one row per
+        next state the system reads).
+        """
         best, cost = None, int(np.count_nonzero(weights))  # from scratch
         for i, (kept, _) in enumerate(self.kept):
             changed = int(np.count_nonzero(kept != weights))
@@ -225,14 +232,14 @@ class CrossMemo:
                 best, cost = i, changed
         if best is None:
             out = np.zeros((self.d, self.d))
-            self.add(out, weights)
+            add(out, weights)
         else:
             kept, base = self.kept.pop(best)
             self.kept.append((kept, base))  # most recently used last
             if cost == 0:
                 return base
             out = base.copy()
-            self.add(out, np.where(kept != weights, weights - kept, 0.0))
+            add(out, np.where(kept != weights, weights - kept, 0.0))
         out.flags.writeable = False
         self.kept.append((weights.copy(), out))
         fit = MEMO_BYTES // (weights.nbytes + out.nbytes)  # e.g. 10^6 transitions: 3
@@ -241,7 +248,7 @@ class CrossMemo:
 
 
 def cross_by_parts(memo: CrossMemo, weights: Callable[[Policy], np.ndarray],
-                   pi: Policy) -> np.ndarray:
+                   pi: Policy, add: Add) -> np.ndarray:
     """X_pi from ``memo``, a folded mixture by its parts when its head's X is kept.
 
     ``fold(pi', new, alpha)`` with X_pi' kept is ``(1 - alpha) X_pi' + alpha X_new``, O(d^2)
@@ -257,8 +264,8 @@ def cross_by_parts(memo: CrossMemo, weights: Callable[[Policy], np.ndarray],
         head, new, alpha = parts
         kept = memo.find(weights(head))
         if kept is not None:
-            return (1.0 - alpha) * kept + alpha * memo.cross(weights(new))
-    return memo.cross(weights(pi))
+            return (1.0 - alpha) * kept + alpha * memo.cross(weights(new), add)
+    return memo.cross(weights(pi), add)
 
 
 class DenseGram:
@@ -321,7 +328,7 @@ class DenseSystem:
         assert sums.gram is not None and sums.b is not None  # update() was called
         self.gram, self.b = sums.gram, sums.b
         self.scale = sums.norms / sums.weight if sums.weight > 0 else 1.0
-        self._memo = CrossMemo(self.d, self._add_cross)
+        self._memo = CrossMemo(self.d)
 
     def cross_mv(self, pi: Policy, theta: np.ndarray) -> np.ndarray:
         """X_pi theta without forming X_pi: O(n A p) instead of X_pi's O(n p^2)."""
@@ -331,7 +338,8 @@ class DenseSystem:
 
     def cross(self, pi: Policy) -> np.ndarray:
         """X_pi, grouping transitions by (a, a') so a deterministic pi costs O(n p^2)."""
-        return cross_by_parts(self._memo, lambda p: self.probs(p) * self.live[:, None], pi)
+        return cross_by_parts(self._memo, lambda p: self.probs(p) * self.live[:, None], pi,
+                              self._add_cross)
 
     def _add_cross(self, out: np.ndarray, weights: np.ndarray) -> None:
         """out += X for next-state weights (n, A): only the transitions of non-zero weight."""
