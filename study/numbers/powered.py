@@ -198,11 +198,9 @@ def _cost_ratio(root: Path) -> str:
     done, left = t[t["done"]], t[~t["done"]]
     ratio = done["cpu"].sum() / done["projected"].sum()
     share = done["cpu"] / done["projected"]
-    operator = t["variant"].str.split("-").str[1]
-    by_op = (done["cpu"].groupby(operator[t["done"]]).sum()
-             / done["projected"].groupby(operator[t["done"]]).sum())
-    ahead = sum(row["projected"] * by_op.get(op, ratio)
-                for (_, row), op in zip(left.iterrows(), operator[~t["done"]], strict=True))
+    operator = t["variant"].str.split("-").str[1]  # dom-op-size
+    by_op = done["cpu"].groupby(operator).sum() / done["projected"].groupby(operator).sum()
+    ahead = (left["projected"] * operator[left.index].map(by_op).fillna(ratio)).sum()
     return (f"the {len(done)} variants run so far took {share.min():.2f} to {share.max():.2f} "
             f"of their projection ({ratio:.2f} of it in all: {done['cpu'].sum() / 3600:.1f} "
             f"CPU-hours); scaled by the ratio measured with the same operator, the {len(left)} "
@@ -220,11 +218,6 @@ def _flatness(root: Path) -> str:
             f"the least flat, {worst['scheme']} on {worst['variant']} unit {int(worst['mdp'])}, "
             f"moved by {100 * worst['relative']:.2f}% of pi_0's loss over its last "
             f"{int(worst['iterations'] - worst['window'])} iterations")
-
-
-@block("powered-intervals-grid-1e4", sources=ANALYSIS)
-def _intervals_grid_1e4(root: Path) -> str:
-    return intervals_table(root, domain="grid", size="1e4")
 
 
 @block("powered-significant", sources=ANALYSIS)
@@ -255,21 +248,6 @@ def _carry_rollout(root: Path) -> str:
     return carry_over_table(root, operator="rollout")
 
 
-@block("powered-intervals-grid-1e5", sources=ANALYSIS)
-def _intervals_grid_1e5(root: Path) -> str:
-    return intervals_table(root, domain="grid", size="1e5")
-
-
-@block("powered-intervals-car-1e5", sources=ANALYSIS)
-def _intervals_car_1e5(root: Path) -> str:
-    return intervals_table(root, domain="car", size="1e5")
-
-
-@block("powered-intervals-car-1e4", sources=ANALYSIS)
-def _intervals_car_1e4(root: Path) -> str:
-    return intervals_table(root, domain="car", size="1e4")
-
-
 def pi0_text(root: Path, dom: str, n: int) -> str:
     """pi_0's mean loss over a domain's units at ``n`` states, with its range."""
     p = read_csv(root, POWERED_DIR + "bigger-powered_pi0.csv")
@@ -281,25 +259,21 @@ def pi0_text(root: Path, dom: str, n: int) -> str:
     return f"{loss.mean():.1f} on average over them ({loss.min():.1f} to {loss.max():.1f})"
 
 
-@block("powered-pi0-grid-1e4", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
-def _pi0_grid_1e4(root: Path) -> str:
-    return pi0_text(root, "grid", 10_000)
+def _register_per_size() -> None:
+    """The intervals table and pi_0's loss of each domain at each size (10^4, 10^5)."""
+    for dom in DOMAINS:
+        for size in ("1e4", "1e5"):
+            def table(root: Path, dom: str = dom, size: str = size) -> str:
+                return intervals_table(root, domain=dom, size=size)
+
+            def loss(root: Path, dom: str = dom, size: str = size) -> str:
+                return pi0_text(root, dom, int(float(size)))
+            block(f"powered-intervals-{dom}-{size}", sources=ANALYSIS)(table)
+            block(f"powered-pi0-{dom}-{size}",
+                  sources=[POWERED_DIR + "bigger-powered_pi0.csv"])(loss)
 
 
-@block("powered-pi0-grid-1e5", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
-def _pi0_grid_1e5(root: Path) -> str:
-    return pi0_text(root, "grid", 100_000)
-
-
-@block("powered-pi0-car-1e5", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
-def _pi0_car_1e5(root: Path) -> str:
-    return pi0_text(root, "car", 100_000)
-
-
-@block("powered-pi0-car-1e4", sources=[POWERED_DIR + "bigger-powered_pi0.csv"])
-def _pi0_car_1e4(root: Path) -> str:
-    return pi0_text(root, "car", 10_000)
-
+_register_per_size()
 
 SHARD_BENCH = "benchmarks/results/bench_powered_shard_lstdq_1e5.txt"
 
