@@ -73,7 +73,8 @@ class ExactBackend:
     """
 
     def __init__(self, mdp: FiniteMDP, memo_size: int = 32) -> None:
-        self.mdp = check_certifiable(mdp)
+        self._mdp: FiniteMDP | None = check_certifiable(mdp)
+        self._mdp_ref: weakref.ref[FiniteMDP] | None = None
         self._memo: OrderedDict[int, tuple[object, np.ndarray]] = OrderedDict()
         self._memo_size = memo_size
         self._v_star: np.ndarray | None = None
@@ -89,6 +90,24 @@ class ExactBackend:
         self._ilu_first = {"value": False}
         # Values of deterministic policies by sweeps (compiled) until they lose once.
         self._sweeps_win = HAVE_NUMBA
+
+    @property
+    def mdp(self) -> FiniteMDP:
+        """The model (held weakly by a backend that :func:`backend` made)."""
+        mdp = self._mdp if self._mdp_ref is None else self._mdp_ref()
+        if mdp is None:
+            raise ReferenceError(
+                "the MDP of this backend has been freed: keep a reference to the MDP while "
+                "you use nsrl.exact.backend(mdp), or build ExactBackend(mdp), which keeps it."
+            )
+        return mdp
+
+    def _hold_weakly(self) -> None:
+        # The shared backends are keyed weakly by their model; a strong reference back from
+        # the value would keep every model (and its values, v* and memo of policies: hundreds
+        # of MB at 10^5 states) alive for the life of the process.
+        assert self._mdp is not None
+        self._mdp_ref, self._mdp = weakref.ref(self._mdp), None
 
     def value(self, policy: AnyPolicy) -> np.ndarray:
         """v_pi of any policy kind (see the module docstring)."""
@@ -276,11 +295,15 @@ _BACKENDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def backend(mdp: FiniteMDP) -> ExactBackend:
-    """The shared ExactBackend of ``mdp`` (one per MDP object, so v* is computed once)."""
+    """The shared ExactBackend of ``mdp`` (one per MDP object, so v* is computed once).
+
+    It holds ``mdp`` weakly and goes with it: keep the MDP while you use the backend.
+    """
     check_mdp(mdp)
     b = _BACKENDS.get(mdp)
     if b is None:
         b = _BACKENDS[mdp] = ExactBackend(mdp)
+        b._hold_weakly()  # freed with its model, by reference counting
     return b
 
 

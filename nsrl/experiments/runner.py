@@ -15,6 +15,7 @@ import socket
 import sys
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -101,7 +102,11 @@ def compute_shard(spec: dict, shard: Shard, added=(), plugins=()) -> tuple[Shard
         for name in sweep.schemes:
             hist = run(sweep.scheme(name), operator, K, rng=sweep.run_rngs(shard, name),
                        mdp=mdp, measure_errors=sweep.sampled, engine=sweep.engine)
-            parts.append((name, hist))
+            # The columns read the arrays only: the output policy (at 10^5 states a mixture
+            # of up to a hundred 4 MB tables) is dropped here, so that a shard holds one
+            # scheme's policies at a time instead of every scheme's until it ends.
+            parts.append((name, replace(hist, output=None, outputs=[])))
+            del hist
     n = len(parts) * R * K
     columns = {
         "n_states": np.full(n, shard.n_states, dtype=np.int32),

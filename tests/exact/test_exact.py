@@ -155,3 +155,30 @@ def test_bad_inputs(small_garnet):
         nsrl.evaluate(small_garnet, object())
     with pytest.raises(ValueError, match="mu should sum to 1"):
         nsrl.loss(small_garnet, nsrl.Constant(0), mu=np.ones(small_garnet.n_states))
+
+
+def test_a_shared_backend_goes_with_its_model():
+    """backend(mdp) is keyed weakly by the model and must not hold it back: a model, its v*
+    and the memo of policies are freed by reference counting once the caller drops it (they
+    used to live for the whole process: hundreds of MB per model at 10^5 states)."""
+    import gc
+    import weakref
+
+    from nsrl.exact.evaluation import _BACKENDS, ExactBackend, backend
+
+    gc.disable()
+    try:
+        mdp = nsrl.garnet(400, 3, 2, seed=3)  # above the dense size: the iterative path
+        b = backend(mdp)
+        v = b.value(_random_actions(mdp, 1))
+        assert b.mdp is mdp and backend(mdp) is b and b.loss(_random_actions(mdp, 1)) > 0
+        model, shared, before = weakref.ref(mdp), weakref.ref(b), len(_BACKENDS)
+        del mdp, b
+        assert model() is None and shared() is None and len(_BACKENDS) == before - 1
+    finally:
+        gc.enable()
+    orphan = backend(nsrl.garnet(30, 2, 2, seed=0))  # its model is gone at once
+    with pytest.raises(ReferenceError, match="keep a reference to the MDP"):
+        orphan.optimal_value()
+    own = ExactBackend(nsrl.garnet(400, 3, 2, seed=3))  # built directly: holds its model
+    np.testing.assert_allclose(own.value(_random_actions(own.mdp, 1)), v, rtol=1e-8)

@@ -227,3 +227,45 @@ def dataclasses_replace(sweep, **changes):
     import dataclasses
 
     return dataclasses.replace(sweep, **changes)
+
+
+def test_a_shard_holds_one_schemes_output_policy_at_a_time(monkeypatch):
+    """The output policies (at 10^5 states up to a hundred 4 MB tables per scheme) are freed
+    by reference counting as soon as their scheme's columns are taken, not at the shard's end;
+    the shard's numbers are those of the scheme runs alone. (The exact backend's memo of the
+    last 32 values, bounded, is emptied before each look.)"""
+    import gc
+    import weakref
+
+    from nsrl.exact.evaluation import backend
+    from nsrl.experiments import runner
+    from nsrl.experiments.registry import load_experiment
+    from nsrl.policies.stationary import Constant
+
+    sweep = load_experiment("bigger-powered-tiny").sweeps()["grid-lstdq-25"]
+    real, alive, losses = runner.run, [], set()
+
+    def watched(scheme, *args, **kwargs):
+        backend(kwargs["mdp"])._memo.clear()
+        assert [ref() for ref in alive if ref() is not None] == [], \
+            "an earlier scheme's output policy is still held"
+        hist = real(scheme, *args, **kwargs)
+        assert hist.output  # the reference engine builds one per run
+        # pi_0 (a Constant, the output of a scheme that never moves) is shared by every scheme
+        alive.extend(weakref.ref(policy) for policy in hist.output
+                     if not isinstance(policy, Constant))
+        losses.add(hist.losses.tobytes())
+        return hist
+
+    monkeypatch.setattr(runner, "run", watched)
+    gc.disable()
+    try:
+        _, cols, _ = compute_shard(sweep.to_dict(), sweep.shards()[0])
+    finally:
+        gc.enable()
+    assert len(alive) >= len(sweep.schemes) // 2  # most schemes move from pi_0
+    gc.collect()  # the shard's model and its backend: nothing outlives the shard
+    assert all(ref() is None for ref in alive)
+    K = sweep.n_iterations
+    for i in range(len(sweep.schemes)):
+        assert cols["loss"][i * K:(i + 1) * K].tobytes() in losses
