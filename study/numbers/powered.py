@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 from pathlib import Path
 
@@ -26,7 +27,15 @@ import pandas as pd
 import scipy.stats as st
 
 from nsrl.experiments.bigger import inference, powered
-from study.numbers.bigger import DOMAINS, SB3_1E6, SESSIONS, at_budget, pi0, shard_events
+from study.numbers.bigger import (
+    DOMAINS,
+    OPERATORS,
+    SB3_1E6,
+    SESSIONS,
+    at_budget,
+    pi0,
+    shard_events,
+)
 from study.numbers.registry import block
 from study.numbers.sources import listing, md_table, num, read_csv, read_text
 
@@ -452,3 +461,115 @@ def _sb3_table_1e5(root: Path) -> str:
 def _sb3_tests_1e5(root: Path) -> str:
     tests = sb3_comparison(root, "1e5")[1]
     return "; ".join(tests) if tests else "none yet: no learner's 10^5 variant is committed"
+
+
+# -- the answer, observation by observation ------------------------------------------------
+
+# What each observation's table shows per (domain, size) and operator: a paired difference of
+# final losses (mean over shared units with its 95% t-interval; "*" where the paired t-test
+# is significant after Holm's correction over the variant's 36 pairs), or a rank.
+ANSWER_CELLS = {
+    "O1": "API's rank among the 9 schemes (1: lowest final loss) and API minus the "
+          "highest other scheme",
+    "O2": "CPI+ minus CPI(0.1)",
+    "O3": "API(0.1) minus CPI(0.1)",
+    "O4": "PSDP minus CPI(0.1), and PSDP's rank",
+    "O5": "NSPI(30) minus PSDP, and NSPI(30) minus API",
+    "C": "schemes significantly below API, of the 8 others",
+}
+
+
+def paired(cmp: pd.DataFrame, a: str, b: str) -> str:
+    """``a`` minus ``b``, paired over the shared units, with its interval ("*": significant)."""
+    row = cmp[(cmp["a"] == a) & (cmp["b"] == b)]
+    sign = 1.0
+    if row.empty:
+        row, sign = cmp[(cmp["a"] == b) & (cmp["b"] == a)], -1.0
+    if len(row) != 1:
+        raise ValueError(f"no single comparison of {a} and {b} in {ANALYSIS[1]}")
+    r = row.iloc[0]
+    low, high = sorted((sign * r["low"], sign * r["high"]))
+    star = "*" if bool(r["significant"]) else ""
+    return f"{f2(sign * r['diff'])} [{f2(low)}, {f2(high)}]{star}"
+
+
+def answer_cell(key: str, iv: pd.DataFrame, cmp: pd.DataFrame) -> str:
+    """One (domain, size, operator) cell of observation ``key``'s table."""
+    means = iv.set_index("scheme")["mean"]
+    # ranked as shown (two decimals): v*'s certified error (+-1e-9) orders no tie
+    rank = means.round(2).rank(method="min").astype(int)
+    if key == "O1":
+        top = means.drop("API").idxmax()
+        return f"{rank['API']} of {len(means)}; minus {top}: {paired(cmp, 'API', top)}"
+    if key == "O2":
+        return paired(cmp, "CPI+", "CPI(0.1)")
+    if key == "O3":
+        return paired(cmp, "API(0.1)", "CPI(0.1)")
+    if key == "O4":
+        return f"{paired(cmp, 'PSDP', 'CPI(0.1)')}; rank {rank['PSDP']}"
+    if key == "O5":
+        return f"{paired(cmp, 'NSPI(30)', 'PSDP')}; {paired(cmp, 'NSPI(30)', 'API')}"
+    if key == "C":
+        below = cmp[cmp["significant"] & (cmp["better"] != "API")
+                    & ((cmp["a"] == "API") | (cmp["b"] == "API"))]
+        return f"{len(below)} of {len(means) - 1}"
+    raise ValueError(f"no answer table for {key!r}: expected one of {sorted(ANSWER_CELLS)}")
+
+
+def answer_table(root: Path, key: str) -> str:
+    """Observation ``key`` in every (domain, size) and operator, then each domain's verdict."""
+    iv, cmp = read_csv(root, ANALYSIS[0]), read_csv(root, ANALYSIS[1])
+    obs = read_csv(root, ANALYSIS[3])
+    ops = list(powered.OPERATORS)
+    lines = [f"| {key}: {ANSWER_CELLS[key]} | " + " | ".join(OPERATORS[o] for o in ops) + " |",
+             "|---" * (len(ops) + 1) + "|"]
+    for dom in DOMAINS:
+        for size in ("1e4", "1e5"):
+            cells = []
+            for op in ops:
+                variant = f"{dom}-{op}-{size}"
+                part = iv[iv["variant"] == variant]
+                cells.append(answer_cell(key, part, cmp[cmp["variant"] == variant])
+                             if len(part) else "not run yet")
+            lines.append(f"| {DOMAINS[dom]}, {size} | " + " | ".join(cells) + " |")
+    for dom in DOMAINS:
+        verdicts = []
+        for op in ops:
+            row = obs[(obs["domain"] == dom) & (obs["operator"] == op)
+                      & (obs["observation"] == key)]
+            holds = row["holds"].iloc[0] if len(row) else None
+            verdicts.append("n/a" if holds is None or pd.isna(holds)
+                            else ("holds" if str(holds) == "True" else "does not hold"))
+        lines.append(f"| **{DOMAINS[dom]}: verdict** | " + " | ".join(verdicts) + " |")
+    return "\n".join(lines)
+
+
+def answer_o6(root: Path) -> str:
+    """O6's size clause per domain and operator: the preset's lowest Kendall tau and verdict."""
+    obs = read_csv(root, ANALYSIS[3])
+    parts = []
+    for dom in DOMAINS:
+        cells = []
+        for op in powered.OPERATORS:
+            row = obs[(obs["domain"] == dom) & (obs["operator"] == op)
+                      & (obs["observation"] == "O6")]
+            tau = re.search(r"Kendall tau (-?[0-9.]+)", row["measured"].iloc[0]) \
+                if len(row) else None
+            if tau is None:
+                cells.append(f"{OPERATORS[op]} not judged (one size so far)")
+                continue
+            verdict = "holds" if str(row["holds"].iloc[0]) == "True" else "does not hold"
+            cells.append(f"{OPERATORS[op]} {tau.group(1)} ({verdict})")
+        parts.append(f"{DOMAINS[dom]}: " + ", ".join(cells))
+    return "; ".join(parts)
+
+
+def _register_answer() -> None:
+    for key in ANSWER_CELLS:
+        def table(root: Path, key: str = key) -> str:
+            return answer_table(root, key)
+        block(f"powered-answer-{key.lower()}", sources=ANALYSIS)(table)
+    block("powered-answer-o6", sources=ANALYSIS)(answer_o6)
+
+
+_register_answer()

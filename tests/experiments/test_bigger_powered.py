@@ -242,3 +242,20 @@ def test_round_off_differences_are_ties_not_significant():
         assert table.loc[pair, "p_t"] == 1.0 and not table.loc[pair, "significant"], pair
         assert table.loc[pair, "diff"] == 0.0
     assert table.loc[("A", "D"), "significant"] and table.loc[("A", "D"), "better"] == "A"
+
+
+def test_the_answer_tables_read_paired_differences_both_ways_and_count_c():
+    cmp = pd.DataFrame({"a": ["API", "API", "CPI(0.1)"], "b": ["CPI", "CPI(0.1)", "CPI"],
+                        "diff": [-3.0, 2.0, -5.0], "low": [-4.0, 1.5, -6.0],
+                        "high": [-2.0, 2.5, -4.0], "significant": [True, True, False],
+                        "better": ["API", "CPI(0.1)", None]})
+    assert pw.paired(cmp, "CPI", "API") == "3.00 [2.00, 4.00]*"  # the row is (API, CPI)
+    assert pw.paired(cmp, "CPI(0.1)", "CPI") == "-5.00 [-6.00, -4.00]"
+    with pytest.raises(ValueError, match="no single comparison of PSDP and API"):
+        pw.paired(cmp, "PSDP", "API")
+    iv = pd.DataFrame({"scheme": ["API", "CPI", "CPI(0.1)"], "mean": [4.0, 7.0, 2.0]})
+    # C counts the schemes significantly below API: CPI(0.1) only (CPI is significantly above)
+    assert pw.answer_cell("C", iv, cmp) == "1 of 2"
+    assert pw.answer_cell("O1", iv, cmp) == "2 of 3; minus CPI: -3.00 [-4.00, -2.00]*"
+    with pytest.raises(ValueError, match="no answer table for 'O9'"):
+        pw.answer_cell("O9", iv, cmp)
