@@ -210,11 +210,15 @@ def _cost_ratio(root: Path) -> str:
     operator = t["variant"].str.split("-").str[1]  # dom-op-size
     by_op = done["cpu"].groupby(operator).sum() / done["projected"].groupby(operator).sum()
     ahead = (left["projected"] * operator[left.index].map(by_op).fillna(ratio)).sum()
-    return (f"the {len(done)} variants run so far took {share.min():.2f} to {share.max():.2f} "
+    text = (f"the {len(done)} variants run so far took {share.min():.2f} to {share.max():.2f} "
             f"of their projection ({ratio:.2f} of it in all: {done['cpu'].sum() / 3600:.1f} "
-            f"CPU-hours); scaled by the ratio measured with the same operator, the {len(left)} "
-            f"variants left would take about {ahead / 3600:.0f} CPU-hours (an estimate: an "
-            f"operator's ratio moves with the size)")
+            f"CPU-hours)")
+    if left.empty:
+        return text
+    which = "the variant left" if len(left) == 1 else f"the {len(left)} variants left"
+    return (f"{text}; scaled by the ratio measured with the same operator, {which} would take "
+            f"about {ahead / 3600:.0f} CPU-hours (an estimate: an operator's ratio moves with "
+            f"the size)")
 
 
 @block("powered-flatness", sources=ANALYSIS)
