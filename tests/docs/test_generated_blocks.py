@@ -177,7 +177,7 @@ def test_a_changed_bigger_session_log_updates_the_run_times(copy):
     stale = {f.finding.name for f in check_pages(copy)}
     assert stale == {"bigger-run-totals", "bigger-run-efficiency", "bigger-run-dask",
                      "bigger-run-drop-lstdq", "powered-projection", "powered-projection-table",
-                     "powered-cost-table"}  # measured beside projected; the cost left is
-    # the projection times the measured ratio of its operator, in which the projection cancels
+                     "powered-cost-table", "powered-cost-ratio"}  # measured beside
+    # projected, and the ratio of the LSTD-Q variants run so far to their projection
     assert render_pages(copy) == [] and check_pages(copy) == []
     assert "2 787 worker CPU s" in (copy / "docs" / "bigger.md").read_text()
