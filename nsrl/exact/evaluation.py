@@ -303,7 +303,7 @@ def backend(mdp: FiniteMDP) -> ExactBackend:
     b = _BACKENDS.get(mdp)
     if b is None:
         b = _BACKENDS[mdp] = ExactBackend(mdp)
-        b._hold_weakly()  # freed with its model, by reference counting
+        b._hold_weakly()  # freed with its model
     return b
 
 

@@ -159,25 +159,25 @@ def test_bad_inputs(small_garnet):
 
 def test_a_shared_backend_goes_with_its_model():
     """backend(mdp) is keyed weakly by the model and must not hold it back: a model, its v*
-    and the memo of policies are freed by reference counting once the caller drops it (they
-    used to live for the whole process: hundreds of MB per model at 10^5 states)."""
+    and the memo of policies are freed once the caller drops it (they used to live for the
+    whole process, held by a global table: hundreds of MB per model at 10^5 states). The
+    collector is run first: state left by earlier tests of a session may put the model in a
+    reference cycle, which it frees; the old global reference survives it."""
     import gc
     import weakref
 
     from nsrl.exact.evaluation import _BACKENDS, ExactBackend, backend
 
-    gc.disable()
-    try:
-        mdp = nsrl.garnet(400, 3, 2, seed=3)  # above the dense size: the iterative path
-        b = backend(mdp)
-        v = b.value(_random_actions(mdp, 1))
-        assert b.mdp is mdp and backend(mdp) is b and b.loss(_random_actions(mdp, 1)) > 0
-        model, shared, before = weakref.ref(mdp), weakref.ref(b), len(_BACKENDS)
-        del mdp, b
-        assert model() is None and shared() is None and len(_BACKENDS) == before - 1
-    finally:
-        gc.enable()
+    mdp = nsrl.garnet(400, 3, 2, seed=3)  # above the dense size: the iterative path
+    b = backend(mdp)
+    v = b.value(_random_actions(mdp, 1))
+    assert b.mdp is mdp and backend(mdp) is b and b.loss(_random_actions(mdp, 1)) > 0
+    model, shared, before = weakref.ref(mdp), weakref.ref(b), len(_BACKENDS)
+    del mdp, b
+    gc.collect()
+    assert model() is None and shared() is None and len(_BACKENDS) == before - 1
     orphan = backend(nsrl.garnet(30, 2, 2, seed=0))  # its model is gone at once
+    gc.collect()
     with pytest.raises(ReferenceError, match="keep a reference to the MDP"):
         orphan.optimal_value()
     own = ExactBackend(nsrl.garnet(400, 3, 2, seed=3))  # built directly: holds its model

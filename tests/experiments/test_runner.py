@@ -233,7 +233,7 @@ def test_a_shard_holds_one_schemes_output_policy_at_a_time(monkeypatch):
     """The output policies (at 10^5 states up to a hundred 4 MB tables per scheme) are freed
     by reference counting as soon as their scheme's columns are taken, not at the shard's end;
     the shard's numbers are those of the scheme runs alone. (The exact backend's memo of the
-    last 32 values, bounded, is emptied before each look.)"""
+    last 32 values, bounded, is emptied and the collector run before each look.)"""
     import gc
     import weakref
 
@@ -247,6 +247,7 @@ def test_a_shard_holds_one_schemes_output_policy_at_a_time(monkeypatch):
 
     def watched(scheme, *args, **kwargs):
         backend(kwargs["mdp"])._memo.clear()
+        gc.collect()
         assert [ref() for ref in alive if ref() is not None] == [], \
             "an earlier scheme's output policy is still held"
         hist = real(scheme, *args, **kwargs)
@@ -258,11 +259,7 @@ def test_a_shard_holds_one_schemes_output_policy_at_a_time(monkeypatch):
         return hist
 
     monkeypatch.setattr(runner, "run", watched)
-    gc.disable()
-    try:
-        _, cols, _ = compute_shard(sweep.to_dict(), sweep.shards()[0])
-    finally:
-        gc.enable()
+    _, cols, _ = compute_shard(sweep.to_dict(), sweep.shards()[0])
     assert len(alive) >= len(sweep.schemes) // 2  # most schemes move from pi_0
     gc.collect()  # the shard's model and its backend: nothing outlives the shard
     assert all(ref() is None for ref in alive)
