@@ -161,8 +161,9 @@ def test_a_shared_backend_goes_with_its_model():
     """backend(mdp) is keyed weakly by the model and must not hold it back: a model, its v*
     and the memo of policies are freed once the caller drops it (they used to live for the
     whole process, held by a global table: hundreds of MB per model at 10^5 states). The
-    collector is run first: state left by earlier tests of a session may put the model in a
-    reference cycle, which it frees; the old global reference survives it."""
+    collector is run first: numba's first compilation of a kernel in a process (no disk cache
+    yet, as in a fresh clone) leaves the calling frames, and the model in them, in a reference
+    cycle until the next collection; the old global reference survives a collection."""
     import gc
     import weakref
 
