@@ -541,9 +541,7 @@ def answer_table(root: Path, key: str) -> str:
         for op in ops:
             row = obs[(obs["domain"] == dom) & (obs["operator"] == op)
                       & (obs["observation"] == key)]
-            holds = row["holds"].iloc[0] if len(row) else None
-            verdicts.append("n/a" if holds is None or pd.isna(holds)
-                            else ("holds" if str(holds) == "True" else "does not hold"))
+            verdicts.append(inference.verdict(row["holds"].iloc[0]) if len(row) else "n/a")
         lines.append(f"| **{DOMAINS[dom]}: verdict** | " + " | ".join(verdicts) + " |")
     return "\n".join(lines)
 
@@ -562,8 +560,8 @@ def answer_o6(root: Path) -> str:
             if tau is None:
                 cells.append(f"{OPERATORS[op]} not judged (one size so far)")
                 continue
-            verdict = "holds" if str(row["holds"].iloc[0]) == "True" else "does not hold"
-            cells.append(f"{OPERATORS[op]} {tau.group(1)} ({verdict})")
+            said = inference.verdict(row["holds"].iloc[0])
+            cells.append(f"{OPERATORS[op]} {tau.group(1)} ({said})")
         parts.append(f"{DOMAINS[dom]}: " + ", ".join(cells))
     return "; ".join(parts)
 

@@ -298,6 +298,18 @@ def _min_tau(pm: pd.DataFrame) -> float:
     return float(min(taus)) if taus else float("nan")
 
 
+def verdict(holds) -> str:
+    """An observation's ``holds`` as a word: "holds", "does not hold", or "n/a" (not judged).
+
+    Examples:
+        >>> verdict(True), verdict(False), verdict(None), verdict(float("nan"))
+        ('holds', 'does not hold', 'n/a', 'n/a')
+    """
+    if holds is None or (isinstance(holds, float) and np.isnan(holds)):
+        return "n/a"
+    return "holds" if bool(holds) else "does not hold"
+
+
 def carry_over(garnets: pd.DataFrame, domains: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Which observations carry over: the Garnet verdict beside each domain's, with evidence.
 
@@ -311,24 +323,19 @@ def carry_over(garnets: pd.DataFrame, domains: dict[str, pd.DataFrame]) -> pd.Da
         Garnet verdict is also reached, as a count "k/n"), and ``evidence`` (each domain's
         measured figures).
     """
-    def word(v) -> str:
-        if v is None or (isinstance(v, float) and np.isnan(v)):
-            return "n/a"
-        return "holds" if bool(v) else "does not hold"
-
     base = garnets.set_index("observation")
     rows = []
     for key in base.index:
-        row = {"observation": key, "Garnets": word(base.loc[key, "holds"])}
+        row = {"observation": key, "Garnets": verdict(base.loc[key, "holds"])}
         same = judged = 0
         evidence = []
         for name, table in domains.items():
             t = table.set_index("observation")
-            verdict = word(t.loc[key, "holds"]) if key in t.index else "n/a"
-            row[name] = verdict
-            if verdict != "n/a":
+            said = verdict(t.loc[key, "holds"]) if key in t.index else "n/a"
+            row[name] = said
+            if said != "n/a":
                 judged += 1
-                same += verdict == row["Garnets"]
+                same += said == row["Garnets"]
             if key in t.index:
                 evidence.append(f"{name}: {t.loc[key, 'measured']}")
         row["carries over"] = f"{same}/{judged}"
