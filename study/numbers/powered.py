@@ -210,7 +210,8 @@ def _cost_ratio(root: Path) -> str:
     operator = t["variant"].str.split("-").str[1]  # dom-op-size
     by_op = done["cpu"].groupby(operator).sum() / done["projected"].groupby(operator).sum()
     ahead = (left["projected"] * operator[left.index].map(by_op).fillna(ratio)).sum()
-    text = (f"the {len(done)} variants run so far took {share.min():.2f} to {share.max():.2f} "
+    run = "run so far" if len(left) else "of the family"
+    text = (f"the {len(done)} variants {run} took {share.min():.2f} to {share.max():.2f} "
             f"of their projection ({ratio:.2f} of it in all: {done['cpu'].sum() / 3600:.1f} "
             f"CPU-hours)")
     if left.empty:
