@@ -37,7 +37,7 @@ from study.numbers.bigger import (
     shard_events,
 )
 from study.numbers.registry import block
-from study.numbers.sources import listing, md_table, num, read_csv, read_text
+from study.numbers.sources import listing, md_table, num, read_csv, read_text, search
 
 POWERED_DIR = "docs/bigger/powered_run/"
 PROVENANCE = POWERED_DIR + "provenance.toml"
@@ -220,6 +220,27 @@ def _cost_ratio(root: Path) -> str:
     return (f"{text}; scaled by the ratio measured with the same operator, {which} would take "
             f"about {ahead / 3600:.0f} CPU-hours (an estimate: an operator's ratio moves with "
             f"the size)")
+
+
+ROLLOUT_PROFILE = "benchmarks/results/profile_bigger_grid-rollout-1e4_10000.txt"
+
+
+@block("powered-rollout-profile", sources=[ROLLOUT_PROFILE])
+def _rollout_profile(root: Path) -> str:
+    """Where a rollouts + CSC shard's time goes: the classifier's fits against the rest."""
+    def share(part: str) -> str:
+        return search(root, ROLLOUT_PROFILE, r"^\|\s+" + re.escape(part) + r".*\| (\d+%) \|$")[1]
+    head = search(root, ROLLOUT_PROFILE, r"^# Profile of .*: (\d+) iterations .*, (\d+) schemes$")
+    cpu = search(root, ROLLOUT_PROFILE, r"^shard: ([\d.]+) CPU s")[1]
+    fits = search(root, ROLLOUT_PROFILE, r"^\s+(\d+)\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+[\d.]+ \S+"
+                  r"/_lbfgsb_py\.py:\d+\(_minimize_lbfgsb\)$")
+    iters = search(root, ROLLOUT_PROFILE,
+                   r"^\s+(\d+)\s+.*_linear_loss\.py:\d+\(loss_gradient\)$")[1]
+    return (f"{head[2]} schemes x {head[1]} iterations, {cpu} CPU s: the classifier's fits "
+            f"{share('the classifier')}, {fits[1]} L-BFGS fits of about "
+            f"{int(iters) / int(fits[1]):.0f} gradient evaluations each, the rollouts "
+            f"themselves {share('rollouts (sampler')}, the exact loss of each iteration "
+            f"{share('exact loss')}")
 
 
 @block("powered-flatness", sources=ANALYSIS)
