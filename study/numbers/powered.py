@@ -232,13 +232,14 @@ def _rollout_profile(root: Path) -> str:
         return search(root, ROLLOUT_PROFILE, r"^\|\s+" + re.escape(part) + r".*\| (\d+%) \|$")[1]
     head = search(root, ROLLOUT_PROFILE, r"^# Profile of .*: (\d+) iterations .*, (\d+) schemes$")
     cpu = search(root, ROLLOUT_PROFILE, r"^shard: ([\d.]+) CPU s")[1]
-    fits = search(root, ROLLOUT_PROFILE, r"^\s+(\d+)\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+[\d.]+ \S+"
-                  r"/_lbfgsb_py\.py:\d+\(_minimize_lbfgsb\)$")
+    # cProfile's ncalls of scipy's L-BFGS driver (one per fit) and of the loss's gradient
+    fits = search(root, ROLLOUT_PROFILE,
+                  r"^\s+(\d+)\s.*/_lbfgsb_py\.py:\d+\(_minimize_lbfgsb\)$")[1]
     iters = search(root, ROLLOUT_PROFILE,
-                   r"^\s+(\d+)\s+.*_linear_loss\.py:\d+\(loss_gradient\)$")[1]
+                   r"^\s+(\d+)\s.*/_linear_loss\.py:\d+\(loss_gradient\)$")[1]
     return (f"{head[2]} schemes x {head[1]} iterations, {cpu} CPU s: the classifier's fits "
-            f"{share('the classifier')}, {fits[1]} L-BFGS fits of about "
-            f"{int(iters) / int(fits[1]):.0f} gradient evaluations each, the rollouts "
+            f"{share('the classifier')}, {fits} L-BFGS fits of about "
+            f"{int(iters) / int(fits):.0f} gradient evaluations each, the rollouts "
             f"themselves {share('rollouts (sampler')}, the exact loss of each iteration "
             f"{share('exact loss')}")
 
