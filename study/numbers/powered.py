@@ -10,7 +10,7 @@ operator; it does not include the analysis' pi_0 losses (one evaluation per exac
 
 The **results** renderers (:func:`intervals_table`, :func:`carry_over_table`, the status,
 flatness and comparison blocks) read the committed run in :data:`POWERED_DIR`: the variants
-complete so far, each a results folder of the runner, the family's analysis over them
+committed, each a results folder of the runner, the family's analysis over them
 (``bigger-powered_*.csv``) and ``provenance.toml`` (the commit that computed each variant).
 """
 

@@ -178,6 +178,6 @@ def test_a_changed_bigger_session_log_updates_the_run_times(copy):
     assert stale == {"bigger-run-totals", "bigger-run-efficiency", "bigger-run-dask",
                      "bigger-run-drop-lstdq", "powered-projection", "powered-projection-table",
                      "powered-cost-table", "powered-cost-ratio"}  # measured beside
-    # projected, and the ratio of the LSTD-Q variants run so far to their projection
+    # projected, and the measured / projected ratio of the committed variants
     assert render_pages(copy) == [] and check_pages(copy) == []
     assert "2 787 worker CPU s" in (copy / "docs" / "bigger.md").read_text()

@@ -231,7 +231,7 @@ def dataclasses_replace(sweep, **changes):
 
 def test_a_shard_holds_one_schemes_output_policy_at_a_time(monkeypatch):
     """The output policies (at 10^5 states up to a hundred 4 MB tables per scheme) are freed
-    by reference counting as soon as their scheme's columns are taken, not at the shard's end;
+    as soon as their scheme's columns are taken, not at the shard's end;
     the shard's numbers are those of the scheme runs alone. (The exact backend's memo of the
     last 32 values, bounded, is emptied and the collector run before each look.)"""
     import gc
