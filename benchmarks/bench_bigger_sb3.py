@@ -21,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 
 import nsrl
+from nsrl.domains import side
 from nsrl.experiments import load_experiment
-from nsrl.experiments.domains import side
 from nsrl.model.gridworld import gridworld
 from nsrl.model.mountain_car import mountain_car
 from nsrl.sb3.learners import learn
@@ -38,7 +38,7 @@ def base_model(domain: str, n_states: int):
         return mountain_car(n, n, gamma=sweep.gamma)
     import numpy as np
 
-    from nsrl.experiments.presets import Shard
+    from nsrl.experiments.shards import Shard
 
     seed = np.random.Generator(np.random.PCG64(sweep.mdp_seed(Shard(n_states, 4, 4, 0))))
     return gridworld(n, gamma=sweep.gamma, seed=seed)

@@ -1,6 +1,6 @@
 """Time shards of the ``bigger`` family at one size, one after the other, in this process.
 
-Each shard is what one worker computes (``nsrl.experiments.runner.compute_shard``: the seven
+Each shard is what one worker computes (``nsrl.experiments.worker.compute_shard``: the seven
 schemes, 10 iterations, on one MDP with one operator); its CPU seconds are the worker's
 (``time.process_time``), the figure the family's projection is made of. Appends one line per
 shard to benchmarks/results/NAME.txt as soon as it is done.
@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from nsrl.experiments import load_experiment
-from nsrl.experiments.presets import Shard
-from nsrl.experiments.runner import compute_shard
+from nsrl.experiments.shards import Shard
+from nsrl.experiments.worker import compute_shard
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +36,7 @@ def main() -> None:
         sweep = sweeps[variant]
         shard = Shard(args.n_states, sweep.n_actions[0], sweep.branching[0], args.mdp)
         wall = time.perf_counter()
-        _, columns, cpu = compute_shard(sweep.to_dict(), shard)
+        _, columns, cpu, _ = compute_shard(sweep.to_dict(), shard)
         wall = time.perf_counter() - wall
         last = columns["iteration"] == sweep.n_iterations
         finals = ", ".join(f"{s} {loss:.2f}" for s, loss in

@@ -25,8 +25,7 @@ from threadpoolctl import threadpool_limits
 
 import nsrl
 from nsrl.experiments import load_experiment
-from nsrl.experiments.domains import build_mdp
-from nsrl.experiments.presets import Shard
+from nsrl.experiments.shards import Shard
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,7 +34,7 @@ def measure(variant: str, schemes, n_states: int, lines: list) -> None:
     sweep = load_experiment("bigger").sweeps()[variant]
     shard = Shard(n_states, sweep.n_actions[0], sweep.branching[0], 0)
     start = time.perf_counter()
-    mdp = build_mdp(sweep, shard)
+    mdp = sweep.model(shard)
     nsrl.optimal_value(mdp)
     pi0 = nsrl.constant()
     l0 = nsrl.loss(mdp, pi0)

@@ -29,8 +29,7 @@ import nsrl
 from nsrl.exact.iterative import OCCUPANCY_TOL, VALUE_RTOL, certified_solve
 from nsrl.exact.operators import policy_rows
 from nsrl.experiments import load_experiment
-from nsrl.experiments.domains import build_mdp
-from nsrl.experiments.presets import Shard
+from nsrl.experiments.shards import Shard
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -101,7 +100,7 @@ def main() -> None:
         measure("mountain car", nsrl.mountain_car(n, n), lines)
         sweep = load_experiment("bigger").sweeps()["grid-exact"]
         measure("grid world (the bigger sweep's MDP 0)",
-                build_mdp(sweep, Shard(n * n, 4, 4, 0)), lines)
+                sweep.model(Shard(n * n, 4, 4, 0)), lines)
         measure("Garnet(S, 4, 4), fast-mixing control", nsrl.garnet(n * n, 4, 4, seed=0),
                 lines)
     out = ROOT / "benchmarks" / "results" / f"{args.out}.txt"

@@ -48,10 +48,10 @@ from bench_lstdq import Replay  # a sibling script: benchmarks/ is on the path
 from threadpoolctl import threadpool_limits
 
 import nsrl
+from nsrl.domains import side
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.experiments import load_experiment
-from nsrl.experiments.domains import side
-from nsrl.experiments.presets import Shard
+from nsrl.experiments.shards import Shard
 from nsrl.greedy.feature_maps import make_feature_map
 from nsrl.greedy.lstd_system import DEFAULT_ORDERING, solve_target
 from nsrl.greedy.sampling import Transitions, make_sampler
@@ -261,8 +261,8 @@ from threadpoolctl import threadpool_limits
 import nsrl
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.experiments import load_experiment
-from nsrl.experiments.domains import side
-from nsrl.experiments.presets import Shard
+from nsrl.domains import side
+from nsrl.experiments.shards import Shard
 from nsrl.greedy.feature_maps import make_feature_map
 from nsrl.greedy.sampling import Transitions
 

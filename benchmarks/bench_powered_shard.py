@@ -1,6 +1,6 @@
 """One shard of a ``bigger-powered`` variant, today's code beside an earlier revision's.
 
-Runs ``nsrl.experiments.runner.compute_shard`` on MDP 0 of the variant, one scheme at a time
+Runs ``nsrl.experiments.worker.compute_shard`` on MDP 0 of the variant, one scheme at a time
 and ``--iterations`` iterations instead of the family's 100, each in a child process (BLAS on
 one thread): with the package of revision ``--before`` (exported with git archive) and with
 today's, interleaved scheme by scheme so that both see the same state of the machine. Prints
@@ -29,8 +29,8 @@ import json, sys, time
 import numpy as np
 from threadpoolctl import threadpool_limits
 from nsrl.experiments import load_experiment
-from nsrl.experiments.presets import Shard
-from nsrl.experiments.runner import compute_shard
+from nsrl.experiments.shards import Shard
+from nsrl.experiments.worker import compute_shard
 variant, iterations, scheme = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 sweep = load_experiment("bigger-powered").sweeps()[variant]
 spec = sweep.to_dict()
@@ -38,7 +38,7 @@ spec["n_iterations"], spec["schemes"] = iterations, (scheme,)
 shard = Shard(sweep.n_states[0], sweep.n_actions[0], sweep.branching[0], 0)
 with threadpool_limits(1, "blas"):
     start = time.process_time()
-    _, cols, _ = compute_shard(spec, shard)
+    _, cols, _, _ = compute_shard(spec, shard)
     cpu = time.process_time() - start
 import nsrl
 print(json.dumps({"cpu": cpu, "loss": float(np.asarray(cols["loss"], float)[-1]),

@@ -14,7 +14,7 @@ The full protocol is 30 MDPs per instance: each measured instance stands for its
 the baseline's mid instance of each n_S stands for the 9 instances of that n_S. The 2-core
 figure assumes the two workers scale perfectly (shards are independent); on a shared
 machine it is a lower bound. BLAS runs single-threaded (threadpoolctl), as in the sweep's
-workers (nsrl.experiments.runner.compute_shard), for the fast path and the baseline alike.
+workers (nsrl.experiments.worker.compute_shard), for the fast path and the baseline alike.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 
 import nsrl
 from nsrl.experiments.paper.sweep import SWEEP as PAPER
-from nsrl.experiments.presets import Shard
+from nsrl.experiments.shards import Shard
 from nsrl.model.garnet import garnet
 from nsrl.schemes import make_scheme
 

@@ -24,8 +24,8 @@ from bench_lstdq_call import export  # a sibling script: benchmarks/ is on the p
 _CHILD = """
 import gc, resource, sys, tracemalloc
 from nsrl.experiments import load_experiment
-from nsrl.experiments.presets import Sweep
-from nsrl.experiments.runner import compute_shard
+from nsrl.experiments.sweep import Sweep
+from nsrl.experiments.worker import compute_shard
 from nsrl.model.mdp import FiniteMDP
 import nsrl
 variant, iterations, shards = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

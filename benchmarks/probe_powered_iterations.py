@@ -16,8 +16,8 @@ import sys
 import pandas as pd
 
 from nsrl.experiments import load_experiment
-from nsrl.experiments.presets import Shard
-from nsrl.experiments.runner import compute_shard
+from nsrl.experiments.shards import Shard
+from nsrl.experiments.worker import compute_shard
 
 
 def main() -> None:
@@ -26,7 +26,7 @@ def main() -> None:
     sweep = dataclasses.replace(sweep, n_states=(10000,), n_mdps=1, n_iterations=K,
                                 schemes=schemes)
     shard = Shard(10000, sweep.n_actions[0], sweep.branching[0], 0)
-    _, cols, cpu = compute_shard(sweep.to_dict(), shard)
+    _, cols, cpu, _ = compute_shard(sweep.to_dict(), shard)
     df = pd.DataFrame({k: cols[k] for k in ("scheme", "iteration", "loss")})
     wide = df.pivot_table(index="iteration", columns="scheme", values="loss")
     rows = [k for k in (1, 5, 10, 20, 30, 40, 45, 50, 54, 60, 80, 90, 100, 150, 200) if k <= K]

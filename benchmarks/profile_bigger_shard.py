@@ -1,6 +1,6 @@
 """Where the time of a ``bigger`` shard goes: cProfile of one shard at a reduced iteration count.
 
-Runs ``nsrl.experiments.runner.compute_shard`` (the family's schemes on one MDP with one
+Runs ``nsrl.experiments.worker.compute_shard`` (the family's schemes on one MDP with one
 operator, as the family's workers do) with ``--iterations`` instead of the sweep's count, at
 the variant's first size unless ``--n-states`` says otherwise, under cProfile, and writes to
 benchmarks/results/profile_bigger_<variant>_<n>.txt: the CPU seconds of the shard, the
@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 from nsrl.experiments import load_experiment
-from nsrl.experiments.presets import Shard
-from nsrl.experiments.runner import compute_shard
+from nsrl.experiments.shards import Shard
+from nsrl.experiments.worker import compute_shard
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -94,7 +94,7 @@ def main() -> None:
     profile = cProfile.Profile()
     wall = time.perf_counter()
     profile.enable()
-    _, _, cpu = compute_shard(spec, shard)
+    _, _, cpu, _ = compute_shard(spec, shard)
     profile.disable()
     wall = time.perf_counter() - wall
     stats = pstats.Stats(profile)

@@ -13,8 +13,7 @@ import argparse
 import numpy as np
 
 import nsrl
-from nsrl.experiments.domains import build_mdp
-from nsrl.experiments.registry import load_sweep
+from nsrl.experiments.loader import load_sweep
 
 
 def head_to_head():
@@ -52,7 +51,7 @@ def main():
     sweep = load_sweep(args.preset)
     pi0, uniform = [], []
     for shard in sweep.shards():
-        mdp = build_mdp(sweep, shard)
+        mdp = sweep.model(shard)
         pi0.append(nsrl.loss(mdp, nsrl.Deterministic(np.zeros(mdp.n_states, dtype=int))))
         table = np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
         uniform.append(nsrl.loss(mdp, nsrl.Stochastic(table)))

@@ -28,10 +28,10 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 import nsrl
+from nsrl.domains import side
 from nsrl.envs import FiniteMDPVectorEnv
 from nsrl.experiments import load_experiment
-from nsrl.experiments.domains import side
-from nsrl.experiments.presets import Shard
+from nsrl.experiments.shards import Shard
 from nsrl.greedy import TransitionStore
 from nsrl.greedy.feature_maps import coordinate_features, make_feature_map
 from nsrl.greedy.sampling import make_sampler

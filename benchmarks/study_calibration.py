@@ -47,8 +47,6 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 import nsrl
-from nsrl.experiments.domains import build_mdp
-from nsrl.experiments.presets import Shard
 from nsrl.experiments.sensitivity import SWEEP
 from nsrl.experiments.sensitivity.calibration import (
     exact_step_losses,
@@ -56,6 +54,7 @@ from nsrl.experiments.sensitivity.calibration import (
     relative_spread,
     step_fraction,
 )
+from nsrl.experiments.shards import Shard
 from nsrl.greedy.model_based import FEATURE_LAWS, NOISE_MODELS
 from nsrl.schemes import API
 
@@ -91,7 +90,7 @@ def instances(feature_fraction: float | None = None, grid=INSTANCES) -> list:
     sweep = dataclasses.replace(SWEEP, feature_fraction=feature_fraction)
     out = []
     for (s, a, b), m in itertools.product(grid, MDPS):
-        mdp = build_mdp(sweep, Shard(s, a, b, m))
+        mdp = sweep.model(Shard(s, a, b, m))
         out.append((mdp, *exact_step_losses(mdp)))
     return out
 

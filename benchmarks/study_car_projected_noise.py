@@ -19,8 +19,7 @@ from threadpoolctl import threadpool_limits
 
 import nsrl
 from nsrl.experiments import load_experiment
-from nsrl.experiments.domains import build_mdp
-from nsrl.experiments.presets import Shard
+from nsrl.experiments.shards import Shard
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +30,7 @@ def main() -> None:
     args = parser.parse_args()
     start = time.process_time()
     sweep = load_experiment("bigger").sweeps()["car-projected"]
-    mdp = build_mdp(sweep, Shard(args.n_states, 3, 3, 0))
+    mdp = sweep.model(Shard(args.n_states, 3, 3, 0))
     pi0 = nsrl.constant()
     l0 = nsrl.loss(mdp, pi0)
     v0 = nsrl.evaluate(mdp, pi0)

@@ -29,7 +29,6 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from nsrl.exact import backend
-from nsrl.experiments.domains import build_mdp
 from nsrl.experiments.sensitivity import SWEEP
 from nsrl.greedy.base import Occupancy
 from nsrl.greedy.model_based import ProjectedGreedy
@@ -59,7 +58,7 @@ def main() -> None:
     errors, values = [], []
     for shard in SWEEP.shards():
         key = (shard.n_states, shard.n_actions, shard.branching, shard.mdp)
-        mdp = build_mdp(SWEEP, shard)
+        mdp = SWEEP.model(shard)
         errors += [(*key, d, e) for d, e in enumerate(first_call_errors(mdp, key))]
         b = backend(mdp)
         values.append((*key, float(b.value(rules.start_policy()).mean()),

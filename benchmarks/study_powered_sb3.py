@@ -31,10 +31,10 @@ import numpy as np
 import pandas as pd
 
 import nsrl
+from nsrl.domains import side
 from nsrl.experiments import load_experiment
 from nsrl.experiments.bigger.powered import size_label
-from nsrl.experiments.domains import side
-from nsrl.experiments.presets import Shard
+from nsrl.experiments.shards import Shard
 from nsrl.model.gridworld import gridworld
 from nsrl.model.mountain_car import mountain_car
 from nsrl.sb3.learners import learn

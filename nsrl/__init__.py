@@ -15,8 +15,10 @@ The public surface, by layer:
 * running them: :func:`run` (one run or many, the reference loop or the batched engines),
   :class:`OperatorSpec` and :func:`make_operator` (operators by registered name);
 * the analysis: :func:`concentrability`, :func:`run_bounds`, :func:`table1_bounds`;
+* domains by name: :func:`make_domain` (one instance of a registered family);
 * extending nsrl: :func:`register_operator`, :func:`register_scheme`, :func:`register_domain`,
   :func:`register_experiment`, and :func:`load_plugins` for modules that call them;
+  :func:`registered` lists what is registered, kind by kind;
 * Stable-Baselines3: :func:`from_sb3`, :func:`to_sb3`, :class:`SB3Policy`, :class:`SB3VecEnv`.
 
 Importing nsrl registers the Gymnasium ids (``gym.make("Garnet-v0")``). The sample-based
@@ -27,6 +29,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 from typing import TYPE_CHECKING, Any
 
+from nsrl.domains import make_domain, register_domain
 from nsrl.engine import OperatorSpec, run
 from nsrl.exact import evaluate, greedy_actions, loss, occupancy, optimal_value, q_values
 from nsrl.greedy import ExactGreedy, Greedy, GreedyOperator, Nu, Occupancy, ProjectedGreedy
@@ -34,6 +37,7 @@ from nsrl.greedy.registry import make_operator, register_operator
 from nsrl.model import FiniteMDP, garnet, gridworld, mountain_car, with_features
 from nsrl.plugins import load_plugins
 from nsrl.policies import Constant, Deterministic, Mixture, NonStationary, Stochastic, constant
+from nsrl.registry import registered
 from nsrl.schemes import (
     API,
     CPI,
@@ -68,8 +72,7 @@ if TYPE_CHECKING:  # the lazy names, for type checkers
 
 _LAZY = {"RolloutCSC": "nsrl.greedy", "RolloutRegression": "nsrl.greedy", "LSTDQ": "nsrl.greedy",
          "from_sb3": "nsrl.sb3", "to_sb3": "nsrl.sb3", "SB3Policy": "nsrl.sb3",
-         "SB3VecEnv": "nsrl.sb3", "register_domain": "nsrl.experiments.domains",
-         "register_experiment": "nsrl.experiments.registry"}
+         "SB3VecEnv": "nsrl.sb3", "register_experiment": "nsrl.experiments.registry"}
 
 __all__ = [
     "API",
@@ -110,6 +113,7 @@ __all__ = [
     "kakade_langford_bound",
     "load_plugins",
     "loss",
+    "make_domain",
     "make_operator",
     "make_scheme",
     "mountain_car",
@@ -120,6 +124,7 @@ __all__ = [
     "register_experiment",
     "register_operator",
     "register_scheme",
+    "registered",
     "run",
     "run_bounds",
     "table1_bounds",

@@ -58,9 +58,16 @@ class OperatorSpec:
         self.entry = operator_entry(name)
         self.name, self.options = self.entry.name, self.entry.check(options)
 
+    @classmethod
+    def checked(cls, entry: OperatorEntry, options: dict) -> OperatorSpec:
+        """The spec of ``entry`` with ``options`` already checked (a sweep's; not again)."""
+        spec = cls.__new__(cls)
+        spec.entry, spec.name, spec.options = entry, entry.name, dict(options)
+        return spec
+
     def make(self, mdp: FiniteMDP) -> GreedyOperator:
         """A fresh operator on ``mdp``."""
-        return self.entry.factory(mdp, **self.options)
+        return self.entry.resolve()(mdp, **self.options)
 
     def __repr__(self) -> str:
         options = "".join(f", {k}={v!r}" for k, v in self.options.items())
@@ -166,7 +173,7 @@ def run(scheme: Scheme | str, operator: GreedyOperator | OperatorSpec | str,
 
 def _entry_of(operator: object) -> OperatorEntry | None:
     """The registry entry whose factory is ``operator``'s class (None if there is none)."""
-    return next((e for e in OPERATORS.values() if e.factory is type(operator)), None)
+    return next((e for e in OPERATORS.entries() if e.factory is type(operator)), None)
 
 
 def _generators(rng: object) -> list[np.random.Generator]:

@@ -356,14 +356,31 @@ RENAMED = {
 }
 
 
-def deprecated(old: str, new: str, where: str = "", stacklevel: int = 3) -> None:
-    """Warn once that ``old`` is spelled ``new`` now (a one-line DeprecationWarning)."""
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside nsrl (where a warning should point).
+
+    A deprecated spelling is reached through a varying number of nsrl's own frames (a sweep
+    built from a dict, a TOML file, an operator's keywords); the warning names the user's line
+    whatever the path, as Python 3.12's ``skip_file_prefixes`` does.
+    """
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def deprecated(old: str, new: str, where: str = "", stacklevel: int | None = None) -> None:
+    """Warn once that ``old`` is spelled ``new`` now (a DeprecationWarning at the user's line)."""
     warnings.warn(f"{where}{old!r} is deprecated and will be removed in the next release; use "
-                  f"{new!r}.", DeprecationWarning, stacklevel=stacklevel)
+                  f"{new!r}.", DeprecationWarning, stacklevel=stacklevel or user_stacklevel())
 
 
 def renamed(given: dict, declared: Iterable[str] | dict, where: str = "",
-            stacklevel: int = 4) -> dict:
+            stacklevel: int | None = None) -> dict:
     """``given`` with the old spellings of :data:`RENAMED` under their new names (warning once).
 
     Only an old name that ``declared`` (the names taken) lacks, and whose new name it has, is

@@ -20,10 +20,14 @@ This module imports nothing of nsrl: plugins import nsrl, not the other way roun
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import re
-from collections.abc import Hashable, Iterable, Mapping
-from importlib.metadata import entry_points
+import warnings
+from collections.abc import Hashable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points, packages_distributions, version
 from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -38,6 +42,59 @@ class PluginError(ValueError):
     """A plugin that cannot be found or fails while it registers (the message names it)."""
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a registration came from (:mod:`nsrl.registry` records it on every entry).
+
+    Attributes:
+        kind: ``"built-in"``, ``"plugin"`` (a module named by ``--plugin``, a TOML sweep or
+            :func:`load_plugins`), ``"entry-point"`` (an installed plugin) or ``"script"`` (a
+            call made by the user's own code).
+        plugin: the plugin spec (``"module"`` or ``"module:function"``), if any.
+        distribution: the installed distribution that provides it, if known.
+        version: that distribution's version.
+    """
+
+    kind: str = "built-in"
+    plugin: str = ""
+    distribution: str = ""
+    version: str = ""
+
+    def __str__(self) -> str:
+        if self.kind == "built-in":
+            return "built in"
+        where = f"{self.kind} {self.plugin}" if self.plugin else self.kind
+        return f"{where}, {self.distribution} {self.version}" if self.distribution else where
+
+
+BUILT_IN = Origin()
+_origins: list[Origin] = [Origin("script")]
+
+
+@contextlib.contextmanager
+def origin(where: Origin) -> Iterator[None]:
+    """Registrations made inside this block record ``where`` (plugins and built-ins use it)."""
+    _origins.append(where)
+    try:
+        yield
+    finally:
+        _origins.pop()
+
+
+def current_origin() -> Origin:
+    """Where a registration made now comes from."""
+    return _origins[-1]
+
+
+def _distribution(module_name: str) -> tuple[str, str]:
+    """(distribution, version) that installs the top-level package of ``module_name``."""
+    try:
+        names = packages_distributions().get(module_name.partition(".")[0], [])
+        return (names[0], version(names[0])) if names else ("", "")
+    except Exception:  # noqa: BLE001 - broken metadata only costs the version in fingerprints
+        return "", ""
+
+
 def _check_spec(spec: object) -> str:
     if not isinstance(spec, str) or not _SPEC.match(spec.strip()):
         raise PluginError(f"a plugin should be named as an importable module, 'module' or "
@@ -45,44 +102,101 @@ def _check_spec(spec: object) -> str:
     return spec.strip()
 
 
-def load_plugin(spec: str) -> None:
+def load_plugin(spec: str, where: Origin | None = None) -> None:
     """Import the plugin ``spec`` (``"module"`` or ``"module:function"``) once in this process.
 
+    What a plugin may run: importing its module (its top-level code registers names), then, for
+    ``"module:function"``, calling a Python function *defined in that module*; anything else
+    (``"os:abort"``, ``"sys:exit"``, a function imported from elsewhere) is refused before it
+    runs. Whatever it prints while loading goes to stderr, so that stdout stays a command's own
+    output (``--json``). A plugin that calls ``sys.exit`` while loading is an error, not an exit.
+
+    Args:
+        spec: the plugin's name.
+        where: the origin its registrations record (default: a plugin, with the distribution
+            that installs its module, if any).
+
     Raises:
-        PluginError: the module cannot be imported, the function is missing, or either one
-            raises while registering (the message names the plugin and the cause).
+        PluginError: the module cannot be imported, the function is missing or not the
+            module's own, or loading raises or exits (the message names the plugin and the
+            cause).
     """
     spec = _check_spec(spec)
     if spec in _loaded:
         return
     module_name, _, function = spec.partition(":")
+    where = where or Origin("plugin", spec, *_distribution(module_name))
+    with origin(where), _stdout_to_stderr():
+        module = _import(spec, module_name)
+        if function:
+            _call(spec, module, function)
+    _loaded[spec] = None
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    import sys
+
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+def _import(spec: str, module_name: str) -> object:
     try:
-        module = importlib.import_module(module_name)
+        return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and module_name.startswith(exc.name):
             raise PluginError(f"cannot import the plugin module {module_name!r} (no module "
-                              f"named {exc.name!r}); install it or put its folder on "
-                              f"PYTHONPATH.") from None
+                              f"named {exc.name!r}) in process {os.getpid()}; install it or "
+                              f"put its folder on PYTHONPATH.") from None
         raise PluginError(f"the plugin {spec!r} failed on import: {exc}") from exc
+    except SystemExit as exc:
+        raise PluginError(f"the plugin {spec!r} called sys.exit({exc.code!r}) on import; a "
+                          f"plugin should only register names: remove the exit.") from None
     except Exception as exc:
         raise PluginError(f"the plugin {spec!r} failed on import: "
                           f"{type(exc).__name__}: {exc}") from exc
-    if function:
-        hook = getattr(module, function, None)
-        if not callable(hook):
-            raise PluginError(f"the plugin module {module_name!r} has no function "
-                              f"{function!r}; correct the name after the colon.")
-        try:
-            hook()
-        except Exception as exc:
-            raise PluginError(f"the plugin {spec!r} failed while registering: "
-                              f"{type(exc).__name__}: {exc}") from exc
-    _loaded[spec] = None
+
+
+def _call(spec: str, module: object, function: str) -> None:
+    import types
+
+    hook = getattr(module, function, None)
+    name = getattr(module, "__name__", "?")
+    if not callable(hook):
+        raise PluginError(f"the plugin module {name!r} has no function {function!r}; "
+                          f"correct the name after the colon.")
+    if not isinstance(hook, types.FunctionType) or hook.__module__ != name:
+        raise PluginError(f"the plugin {spec!r} names {function!r}, which is not a function "
+                          f"defined in {name!r}: a plugin may run only its own module's code; "
+                          f"name the module alone, or a function it defines.")
+    try:
+        hook()
+    except SystemExit as exc:
+        raise PluginError(f"the plugin {spec!r} called sys.exit({exc.code!r}) while "
+                          f"registering; a plugin should only register names.") from None
+    except Exception as exc:
+        raise PluginError(f"the plugin {spec!r} failed while registering: "
+                          f"{type(exc).__name__}: {exc}") from exc
 
 
 def installed_plugins() -> tuple[str, ...]:
     """The plugins installed packages declare in the entry-point group ``nsrl.plugins``."""
     return tuple(ep.value.replace(" ", "") for ep in entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _load_installed() -> None:
+    """Load every installed entry point; a broken one warns, naming its distribution."""
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        spec = ep.value.replace(" ", "")
+        dist = getattr(ep, "dist", None)
+        name, release = (dist.name, dist.version) if dist is not None else ("", "")
+        try:
+            load_plugin(spec, Origin("entry-point", spec, name, release))
+        except PluginError as exc:
+            provider = f"{name} {release}" if name else "an unknown distribution"
+            warnings.warn(f"the installed plugin {ep.name!r} of {provider} is skipped: {exc} "
+                          f"(uninstall or fix that distribution)", RuntimeWarning, stacklevel=3)
 
 
 def load_plugins(specs: Iterable[str] = (), *, installed: bool = True) -> tuple[str, ...]:
@@ -101,7 +215,9 @@ def load_plugins(specs: Iterable[str] = (), *, installed: bool = True) -> tuple[
     """
     if isinstance(specs, str):
         specs = (specs,)
-    for spec in (*(installed_plugins() if installed else ()), *specs):
+    if installed:
+        _load_installed()
+    for spec in specs:
         load_plugin(spec)
     return loaded_plugins()
 

@@ -24,19 +24,18 @@ def registries_as_they_were():
     import sys
 
     from nsrl import plugins
-    from nsrl.experiments import domains, registry
-    from nsrl.greedy import registry as operators
-    from nsrl.schemes import registry as schemes
+    from nsrl.registry import KINDS, registry
 
-    tables = (operators.OPERATORS, schemes.SCHEMES, domains.DOMAINS, registry.EXPERIMENTS,
-              plugins._loaded)
-    saved = [dict(t) for t in tables]
+    tables = {kind: registry(kind) for kind in KINDS}
+    saved = {kind: table.snapshot() for kind, table in tables.items()}
+    loaded = dict(plugins._loaded)
     modules = set(sys.modules)
     yield
-    added = set(plugins.loaded_plugins()) - set(saved[-1])
-    for table, before in zip(tables, saved, strict=True):
-        table.clear()
-        table.update(before)
+    added = set(plugins.loaded_plugins()) - set(loaded)
+    for kind, table in tables.items():
+        table.restore(saved[kind])
+    plugins._loaded.clear()
+    plugins._loaded.update(loaded)
     for spec in added:  # imported again, so registering again, by the next test that loads it
         name = spec.partition(":")[0]
         if name not in modules:

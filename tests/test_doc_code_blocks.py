@@ -83,7 +83,11 @@ def test_the_code_blocks_of_the_page_run_as_written(page, tmp_path, monkeypatch)
     monkeypatch.syspath_prepend(plugins)
     monkeypatch.setenv("PYTHONPATH", plugins)  # the sweep's worker processes too
     monkeypatch.chdir(tmp_path)
-    namespace: dict = {"__name__": "__doc_block__"}
+    # The extending page's blocks are the example plugin's source: run them as that module, so
+    # that loading the plugin later registers the same components again (the same code), not
+    # another component under the same names (which the registries refuse).
+    name = "nsrl_demo_plugin" if page.name == "extending.md" else "__doc_block__"
+    namespace: dict = {"__name__": name}
     ran = 0
     for language, info, body, line in blocks(page):
         where = f"{page.relative_to(REPO)}:{line}"

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from nsrl.experiments.presets import Sweep
-from nsrl.experiments.registry import EXPERIMENTS, load_sweep
+from nsrl.experiments.loader import load_sweep
+from nsrl.experiments.registry import EXPERIMENTS
+from nsrl.experiments.sweep import Sweep
 from nsrl.params import conform_fields, schema, spec
 
 
@@ -82,15 +83,25 @@ def test_every_sweep_field_refuses_a_wrong_type_by_name(field):
         Sweep(**{field: 3j})  # a complex number is no field's type
 
 
-def test_a_new_field_is_one_line():
-    @dataclass(frozen=True)
-    class Extended(Sweep):
-        line_search: str = spec("best", choices=("best", "first"))
+def test_a_component_s_new_option_needs_no_sweep_field():
+    """Options live with their component: a scheme's or operator's declaration is all a sweep
+    reads, so an option added there is set (and checked) in a sweep with no sweep change."""
+    from nsrl.params import param
+    from nsrl.schemes import API, register_scheme
 
-    assert Extended(line_search="first").line_search == "first"
-    with pytest.raises(ValueError, match="sweep field 'line_search' should be a string, one of"):
-        Extended(line_search="worst")
-    assert Extended.from_dict({"line_search": "first", "n_mdps": 2}).n_mdps == 2
+    class Patient(API):
+        params = {"patience": param(int, 3, ge=1)}
+
+        def __init__(self, patience: int = 3) -> None:
+            self.patience = patience
+
+    register_scheme("patient", Patient)
+    sweep = Sweep(schemes=[{"name": "patient", "options": {"patience": 5}}])
+    assert sweep.scheme("patient").patience == 5
+    with pytest.raises(ValueError, match="scheme 'patient' option 'patience' should be an int"):
+        Sweep(schemes=[{"name": "patient", "options": {"patience": "5"}}])
+    assert Sweep.from_dict({"schemes": [{"name": "patient", "options": {"patience": 2}}],
+                            "n_mdps": 2}).n_mdps == 2
 
 
 @pytest.mark.parametrize("name", sorted(EXPERIMENTS))

@@ -70,7 +70,11 @@ def run_batched(scheme, batch: Batch, rngs, n_iterations: int) -> History:
 
 
 # The engines register themselves on import (one module per scheme, as nsrl.schemes).
-from nsrl.batched import api, cpi, nspi, psdp  # noqa: E402, F401
+from nsrl.plugins import BUILT_IN, origin  # noqa: E402
+
+with origin(BUILT_IN):
+    from nsrl.batched import api, cpi, nspi, psdp  # noqa: E402, F401
+ENGINES.seal()
 
 __all__ = ["DEFAULT", "ENGINES", "Batch", "Solvers", "engine_for", "has_engine", "register",
            "run_batched"]

@@ -24,8 +24,17 @@ class UsageError(ValueError):
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse's parser, with one-line errors and an epilog computed only when shown."""
+
+    lazy_epilog = None  # a function returning the epilog (read when --help is asked)
+
     def error(self, message):  # one clear line, exit 2 (argparse prints usage otherwise)
         raise UsageError(message)
+
+    def format_help(self) -> str:
+        if self.lazy_epilog is not None:
+            self.epilog = self.lazy_epilog()
+        return super().format_help()
 
 
 def _bounds(low, high, low_open: bool, high_open: bool) -> str:
@@ -127,13 +136,21 @@ def load_problem(args):
     s, a, b = parse_garnet(args.garnet)
     n_features = getattr(args, "n_features", None)
     if isinstance(getattr(args, "features", None), int):  # --features P: the old spelling
-        from nsrl.cli.options import deprecated_flag
-
         deprecated_flag("--features P (a number of features)", "--n-features P")
         n_features = int(args.features)
     check_features(n_features, s)
     with user_input():
         return garnet(s, a, b, n_features, getattr(args, "gamma", 0.99), seed=args.mdp_seed)
+
+
+def deprecated_flag(old: str, new: str) -> None:
+    """Say on stderr (and as a DeprecationWarning) that ``old`` is spelled ``new`` now."""
+    import sys
+    import warnings
+
+    line = f"{old} is deprecated and will be removed in the next release; use {new}"
+    print(f"nsrl: warning: {line}", file=sys.stderr)
+    warnings.warn(line + ".", DeprecationWarning, stacklevel=2)
 
 
 def check_features(features: int | None, n_states: int, option: str = "--n-features") -> None:

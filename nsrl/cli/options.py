@@ -8,9 +8,8 @@ its declaration; the old spellings of :data:`RENAMED_FLAGS` work for one more re
 from __future__ import annotations
 
 import argparse
-import sys
 
-from nsrl.cli.common import UsageError, integer, real, user_input
+from nsrl.cli.common import UsageError, deprecated_flag, integer, real, user_input
 
 
 def check_sample_memory(operator: str, mdp, transitions: int, what: str, fix: str) -> None:
@@ -57,15 +56,6 @@ OPTION_HELP = {
 def flag_of(option: str) -> str:
     """The command-line flag of an operator option (its name with dashes)."""
     return FLAG_OF.get(option, "--" + option.replace("_", "-"))
-
-
-def deprecated_flag(old: str, new: str) -> None:
-    """Say on stderr (and as a DeprecationWarning) that ``old`` is spelled ``new`` now."""
-    import warnings
-
-    line = f"{old} is deprecated and will be removed in the next release; use {new}"
-    print(f"nsrl: warning: {line}", file=sys.stderr)
-    warnings.warn(line + ".", DeprecationWarning, stacklevel=2)
 
 
 class _Renamed(argparse.Action):

@@ -17,11 +17,11 @@ from nsrl.cli.common import UsageError, integer, user_input
 
 def experiments_epilog() -> str:
     """The registered experiments, one a line (read live: plugins included)."""
-    from nsrl.experiments.registry import EXPERIMENTS, experiment_names
+    from nsrl.experiments.registry import EXPERIMENTS
 
-    width = max(map(len, experiment_names()))
-    return "experiments:\n" + "\n".join(f"  {name:<{width}}  {EXPERIMENTS[name].question}"
-                                         for name in experiment_names())
+    entries = EXPERIMENTS.entries()
+    width = max(len(e.name) for e in entries)
+    return "experiments:\n" + "\n".join(f"  {e.name:<{width}}  {e.summary}" for e in entries)
 
 
 def add_parser(sub) -> None:
@@ -29,8 +29,8 @@ def add_parser(sub) -> None:
     import argparse
 
     p = sub.add_parser("reproduce", help="run a sweep of the paper's experiments (resumable)",
-                       epilog=experiments_epilog(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.lazy_epilog = experiments_epilog  # the registry is read when --help is shown, not before
     p.add_argument("--preset", default="quick",
                    help="a registered experiment (listed below; default quick, < 2 min) or a "
                    "TOML sweep file")
@@ -55,7 +55,8 @@ def add_parser(sub) -> None:
 
 def _cmd_reproduce(args) -> int:
     from nsrl.experiments.accuracy import InaccurateResult
-    from nsrl.experiments.registry import check_experiment, load_experiment
+    from nsrl.experiments.execution import check_experiment
+    from nsrl.experiments.loader import load_experiment
 
     options = dict(jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
                    resume=args.resume, limit=args.limit)
@@ -94,16 +95,13 @@ def _cmd_reproduce(args) -> int:
 
 def _first_inputs(experiment) -> int:
     """Build the inputs of each sweep's first shard: what ``--check`` proves will start."""
-    from nsrl.experiments.domains import build_mdp
-    from nsrl.greedy.registry import make_operator
-
     for variant, sweep in experiment.sweeps().items():
         shard = sweep.shards()[0]
-        mdp = build_mdp(sweep, shard)
-        make_operator(sweep.operator, mdp, **sweep.operator_options(shard))
-        schemes = [sweep.scheme(name).name for name in sweep.schemes]
+        mdp = sweep.model(shard)
+        sweep.operator_spec(shard).make(mdp)
+        schemes = [sweep.scheme(spec.name).name for spec in sweep.schemes]
         print(f"{experiment.name}{'/' + variant if variant else ''}: {len(sweep.shards())} "
-              f"shards; first {shard.name}: {mdp!r}, operator {sweep.operator}, "
+              f"shards; first {shard.name}: {mdp!r}, operator {sweep.operator.name}, "
               f"{', '.join(schemes)}")
     print(f"nsrl reproduce --check: {experiment.name} is ready to run", file=sys.stderr)
     return 0
@@ -117,7 +115,8 @@ def _say_written(written) -> None:
 
 
 def _cmd_plot(args) -> int:
-    from nsrl.experiments.registry import experiment_of, write_analysis
+    from nsrl.experiments.execution import write_analysis
+    from nsrl.experiments.loader import experiment_of
 
     experiment = experiment_of(args.dir)
     if experiment is not None:  # a folder written by --preset <experiment with variants>
@@ -135,12 +134,10 @@ def _check_complete(out, experiment) -> None:
 
     Such a table would set the verdicts of a few shards under the whole protocol's header.
     """
-    from nsrl.experiments.presets import Shard
-
     for name, sweep in experiment.sweeps().items():
         folder = experiment.folder(out, name)
-        found = {Shard.from_name(p.stem) for p in (folder / "shards").glob("*.parquet")}
-        have = sum(sweep.has_shard(s) for s in found if s is not None)
+        found = {sweep.shard_of(p.stem) for p in (folder / "shards").glob("*.parquet")}
+        have = sum(s is not None for s in found)
         total = len(sweep.shards())
         if have < total:
             raise UsageError(f"{folder} has {have}/{total} shards: the {experiment.name} table "
@@ -152,8 +149,8 @@ def _check_complete(out, experiment) -> None:
 def _plot(out, quiet: bool = False) -> None:
     import pandas as pd
 
+    from nsrl.experiments.execution import write_sweep_report
     from nsrl.experiments.observations import markdown_table
-    from nsrl.experiments.registry import write_sweep_report
     from nsrl.experiments.report import NoIntactShard
     from nsrl.experiments.storage import open_results
 

@@ -16,6 +16,8 @@ from nsrl.exact.operators import apply_policy
 from nsrl.model.mdp import FiniteMDP
 from nsrl.policies import Policy, action_table, stationary_table
 
+DENSE_MAX_STATES = 300  # dense LU up to here; certified iterative solves above (measured)
+
 
 def transition_matrix(mdp: FiniteMDP, table: np.ndarray) -> np.ndarray:
     """P_pi[s, s'] = sum_a pi[s, a] P[s, a, s'] (batched over leading axes of ``table``).

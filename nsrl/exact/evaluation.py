@@ -31,7 +31,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from nsrl.exact import dense, optimal
+from nsrl.exact import dense, methods
+from nsrl.exact.dense import DENSE_MAX_STATES
 from nsrl.exact.iterative import (
     OCCUPANCY_TOL,
     VALUE_RTOL,
@@ -43,13 +44,15 @@ from nsrl.model.kernels import HAVE_NUMBA
 from nsrl.model.mdp import FiniteMDP, check_distribution
 from nsrl.policies import (
     AnyPolicy,
+    Deterministic,
     NonStationary,
     Policy,
     action_table,
     stationary_table,
 )
 
-DENSE_MAX_STATES = 300  # dense LU up to here; certified iterative solves above (measured)
+__all__ = ["DENSE_MAX_STATES", "ExactBackend", "backend", "evaluate", "loss", "occupancy",
+           "optimal_value"]
 
 
 class ExactBackend:
@@ -63,9 +66,8 @@ class ExactBackend:
     Attributes:
         dense: whether this model is solved by dense LU (n_S <= DENSE_MAX_STATES).
         value_tol: the certified max-norm error of every iterative value.
-        v_star_bound: after :meth:`optimal_value`, the certified bound on ``|v - v*|_inf``,
-            from a recomputed Bellman residual (:mod:`nsrl.exact.optimal`); at most
-            ``value_tol``.
+        value_tol: also the tolerance v* is certified to (:meth:`optimal_value`, whose result
+            carries its bound).
 
     Raises:
         ValueError: gamma above :data:`nsrl.exact.operators.GAMMA_MAX` or rewards whose
@@ -77,10 +79,9 @@ class ExactBackend:
         self._mdp_ref: weakref.ref[FiniteMDP] | None = None
         self._memo: OrderedDict[int, tuple[object, np.ndarray]] = OrderedDict()
         self._memo_size = memo_size
-        self._v_star: np.ndarray | None = None
+        self._v_star: dict[str, methods.CertifiedValue] = {}  # by method
         self.dense = mdp.n_states <= DENSE_MAX_STATES
         self.value_tol = VALUE_RTOL * max(mdp.r_max, 1e-300) / (1.0 - mdp.gamma)
-        self.v_star_bound: float | None = None
         self._warm: np.ndarray | None = None  # last stationary value: the next solve's start
         # last loop value per loop length: T_pi of it starts the next loop's solve (NSPI(m)
         # shifts its loop by one policy per iteration, so the two values are close)
@@ -251,16 +252,27 @@ class ExactBackend:
 
     # -- public ---------------------------------------------------------------------------
 
-    def optimal_value(self) -> np.ndarray:
-        """v* with a certified bound (:mod:`nsrl.exact.optimal`), in ``v_star_bound``."""
-        if self._v_star is None:
-            if self.dense:
-                v, bound = optimal.optimal_dense(self.mdp, self.value_tol)
-            else:
-                v, bound = optimal.optimal_iterative(self, self.value_tol)
-            self._v_star, self.v_star_bound = v, bound
-            self._v_star.flags.writeable = False
-        return self._v_star
+    def optimal_value(self, method: str = "auto") -> methods.CertifiedValue:
+        """v* by the exact method ``method`` (:mod:`nsrl.exact.methods`), with its bound."""
+        if method not in self._v_star:
+            self._v_star[method] = methods.solve(self.mdp, method, self.value_tol,
+                                                 self._evaluate_actions)
+        return self._v_star[method]
+
+    def _evaluate_actions(self, actions: np.ndarray, tol: float) -> np.ndarray:
+        return self._stationary(Deterministic(actions), tol)
+
+    @property
+    def v_star_bound(self) -> float | None:
+        """Deprecated: the bound is ``optimal_value().bound`` now (None before any v*)."""
+        import warnings
+
+        from nsrl.params import user_stacklevel
+
+        warnings.warn("ExactBackend.v_star_bound is deprecated and will be removed in the next "
+                      "release; read nsrl.optimal_value(mdp).bound.", DeprecationWarning,
+                      stacklevel=user_stacklevel())
+        return self._v_star["auto"].bound if "auto" in self._v_star else None
 
     def occupancy(self, policy: AnyPolicy, nu: npt.ArrayLike | None = None) -> np.ndarray:
         """d_{pi,nu} = (1 - gamma) nu (I - gamma P_pi)^{-1} for a stationary policy."""
@@ -320,9 +332,29 @@ def evaluate(mdp: FiniteMDP, policy: AnyPolicy) -> np.ndarray:
     return backend(mdp).value(policy)
 
 
-def optimal_value(mdp: FiniteMDP) -> np.ndarray:
-    """The optimal value v* of ``mdp``, certified (``nsrl.exact.backend(mdp).v_star_bound``)."""
-    return backend(mdp).optimal_value()
+def optimal_value(mdp: FiniteMDP, method: str = "auto") -> methods.CertifiedValue:
+    """The optimal value v* of ``mdp`` with its certificate, by a registered exact method.
+
+    Args:
+        mdp: the model.
+        method: ``"auto"`` (by size: dense LU up to DENSE_MAX_STATES states, modified policy
+            iteration above), or a registered method (``nsrl.registered("exact")``: ``"dense"``,
+            ``"mpi"``, ``"pi"``).
+
+    Returns:
+        v* as an array that also carries ``.bound`` (certified ``|v - v*|_inf <= bound``) and
+        ``.method``.
+
+    Examples:
+        >>> import nsrl
+        >>> v = nsrl.optimal_value(nsrl.garnet(20, 2, 2, seed=0))
+        >>> v.method, bool(v.bound <= 1e-8)
+        ('dense', True)
+        >>> v2 = nsrl.optimal_value(nsrl.garnet(20, 2, 2, seed=0), method="mpi")
+        >>> bool(abs(v2 - v).max() <= v.bound + v2.bound)
+        True
+    """
+    return backend(mdp).optimal_value(method)
 
 
 def occupancy(mdp: FiniteMDP, policy: AnyPolicy, nu: npt.ArrayLike | None = None) -> np.ndarray:

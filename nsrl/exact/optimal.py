@@ -1,4 +1,4 @@
-"""v* of a model with a certified max-norm bound, by the method its size calls for.
+"""The exact methods for v*, each returning it with a certified max-norm bound.
 
 * up to ``DENSE_MAX_STATES`` states: exact policy iteration, each evaluation a dense LU (the
   numbers of every earlier version, bit for bit), then the certificate of the result from its
@@ -10,25 +10,26 @@
 * above, without numba: policy iteration whose evaluations are certified iterative solves
   (:mod:`nsrl.exact.iterative`), each asked 1/10 of the current Bellman residual.
 
-Every path returns ``(v, bound)`` with ``bound <= tol`` or raises
-:class:`nsrl.exact.iterative.NotCertifiedError`.
+Every method is ``method(mdp, tol, evaluate) -> (v, bound)`` with ``bound <= tol`` or raises
+:class:`nsrl.exact.iterative.NotCertifiedError`; ``evaluate(actions, tol) -> v`` is the
+caller's certified evaluation of a deterministic policy (the exact backend's, warm-started),
+which policy iteration uses. :mod:`nsrl.exact.methods` registers them by name.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NoReturn
+from collections.abc import Callable
+from typing import NoReturn
 
 import numpy as np
 
 from nsrl.exact import dense
 from nsrl.exact.iterative import NotCertifiedError
 from nsrl.exact.operators import q_values, residual_rounding
-from nsrl.model.kernels import HAVE_NUMBA
-
-if TYPE_CHECKING:
-    from nsrl.exact.evaluation import ExactBackend
 from nsrl.model.mdp import FiniteMDP
-from nsrl.policies import Deterministic
+
+# evaluate(actions, tol) -> the value of the deterministic policy ``actions``, certified to tol
+Evaluate = Callable[[np.ndarray, float], np.ndarray]
 
 MAX_PI_ITERATIONS = 10_000
 _EVAL_FRACTION = 10  # PI (no numba) evaluates to 1/10 of the current Bellman residual
@@ -42,7 +43,8 @@ def _refuse(mdp: FiniteMDP, bound: float, tol: float, method: str) -> NoReturn:
     )
 
 
-def optimal_dense(mdp: FiniteMDP, tol: float) -> tuple[np.ndarray, float]:
+def optimal_dense(mdp: FiniteMDP, tol: float,
+                  evaluate: Evaluate | None = None) -> tuple[np.ndarray, float]:
     """Exact policy iteration by dense LU, then the residual certificate of its result."""
     actions = np.argmax(q_values(mdp, mdp.terminal_value), axis=1)
     improve_tol = 1e-12 * max(mdp.r_max, 1.0) / (1.0 - mdp.gamma)
@@ -62,31 +64,29 @@ def optimal_dense(mdp: FiniteMDP, tol: float) -> tuple[np.ndarray, float]:
     return v, bound
 
 
-def optimal_iterative(backend: ExactBackend, tol: float) -> tuple[np.ndarray, float]:
-    """v* of a large model: MPI (numba) or PI with certified evaluations (no numba)."""
-    if HAVE_NUMBA:
-        from nsrl.exact.mpi import optimal_mpi
+def optimal_modified(mdp: FiniteMDP, tol: float,
+                     evaluate: Evaluate | None = None) -> tuple[np.ndarray, float]:
+    """v* by modified policy iteration, compiled (:mod:`nsrl.exact.mpi`; needs numba)."""
+    from nsrl.exact.mpi import optimal_mpi
 
-        v, bound, _ = optimal_mpi(backend.mdp, tol)
-        return v, bound
-    return _optimal_pi(backend, tol)  # pragma: no cover - numba is installed everywhere
+    v, bound, _ = optimal_mpi(mdp, tol)
+    return v, bound
 
 
-def _optimal_pi(backend: ExactBackend, tol: float) -> tuple[np.ndarray, float]:
-    """Policy iteration with inexact, warm-started evaluations (``backend._stationary``).
+def optimal_pi(mdp: FiniteMDP, tol: float, evaluate: Evaluate) -> tuple[np.ndarray, float]:
+    """Policy iteration with inexact, warm-started evaluations (the caller's ``evaluate``).
 
     Each evaluation asks a tolerance of 1/10 of the current Bellman residual (never below
     the final one), so early ones are cheap; PI stops when the Bellman residual certifies
     ``|v - v*|_inf <= (|T v - v|_inf + delta) / (1 - gamma) <= tol``.
     """
-    mdp = backend.mdp
     n = np.arange(mdp.n_states)
     target = tol * (1.0 - mdp.gamma)  # Bellman residual to reach
     actions = np.argmax(q_values(mdp, mdp.terminal_value), axis=1)
     residual = previous = np.inf
     for _ in range(MAX_PI_ITERATIONS):
         eval_tol = max(min(previous / _EVAL_FRACTION, mdp.r_max / (1 - mdp.gamma)), target / 2)
-        v = backend._stationary(Deterministic(actions), tol=eval_tol / (1 - mdp.gamma))
+        v = evaluate(actions, eval_tol / (1 - mdp.gamma))
         q = q_values(mdp, v)
         best = np.argmax(q, axis=1)
         residual = float(np.abs(q[n, best] - v).max()) + residual_rounding(mdp, v)
@@ -97,5 +97,4 @@ def _optimal_pi(backend: ExactBackend, tol: float) -> tuple[np.ndarray, float]:
         if not improve.any() and eval_tol <= target / 2:
             break
         actions = np.where(improve, best, actions)
-        backend._warm = q[n, actions]  # T_{pi'} v, one Bellman step: the next solve's start
     _refuse(mdp, residual / (1.0 - mdp.gamma), tol, "policy iteration")

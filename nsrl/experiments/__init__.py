@@ -10,23 +10,23 @@ run of a sweep goes through :func:`nsrl.run`, which picks the batched engines wh
 apply. See docs/reproduce.md.
 """
 
+from nsrl.experiments.execution import check_experiment, run_experiment
 from nsrl.experiments.experiment import Experiment
-from nsrl.experiments.presets import Shard, Sweep
-from nsrl.experiments.registry import (
-    EXPERIMENTS,
-    load_experiment,
-    load_sweep,
-    register_experiment,
-    run_experiment,
-)
-from nsrl.experiments.runner import compute_shard, run_sweep
+from nsrl.experiments.loader import load_experiment, load_sweep
+from nsrl.experiments.registry import EXPERIMENTS, register_experiment
+from nsrl.experiments.runner import run_sweep
+from nsrl.experiments.shards import Shard
 from nsrl.experiments.stats import final_summary, paper_stats, per_mdp
+from nsrl.experiments.sweep import Spec, Sweep
+from nsrl.experiments.worker import compute_shard
 
 __all__ = [
     "EXPERIMENTS",
     "Experiment",
     "Shard",
+    "Spec",
     "Sweep",
+    "check_experiment",
     "compute_shard",
     "final_summary",
     "load_experiment",

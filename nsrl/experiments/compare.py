@@ -4,9 +4,8 @@ A *learner* is ``learner(mdp, budget, seed) -> [(samples_used, policy), ...]``: 
 would output after each number of environment transitions, to be judged by its exact loss
 ``mu (v* - v_pi)`` on ``mdp``. Every (scheme, operator) pair is a learner
 (:func:`scheme_learner`, operators by their registry name, :mod:`nsrl.greedy.registry`);
-other learners register in :data:`LEARNERS` by name, e.g. the
-Stable-Baselines3 agents of ``nsrl.sb3.learners`` (``ppo``, ``a2c``, ``dqn``), which
-``--sb3 LIST`` loads.
+other learners are registered by name (:mod:`nsrl.experiments.learners`), e.g. the
+Stable-Baselines3 agents (``ppo``, ``a2c``, ``dqn``), which ``--sb3 LIST`` loads.
 
     nsrl compare --garnet 50,4,2 --schemes api,cpi(0.1),nspi(5)
                  --operators rollout-csc,lstdq,exact --budget 200000 --seeds 3 --out DIR
@@ -18,16 +17,13 @@ draw no samples, as horizontal lines at their final loss).
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 
 from nsrl.engine import run
+from nsrl.experiments.learners import learner as registered_learner
 from nsrl.greedy.registry import make_operator, operator_entry
 from nsrl.schemes import make_scheme
 
-# name -> learner(mdp, budget, seed) -> [(samples_used, policy), ...]
-LEARNERS: dict = {}
 
 def scheme_learner(scheme_name: str, operator_name: str, iterations: int = 20, **options):
     """The learner that runs ``scheme_name`` with the registered operator ``operator_name``.
@@ -57,17 +53,8 @@ def scheme_learner(scheme_name: str, operator_name: str, iterations: int = 20, *
 
 
 def load_sb3(names: list[str]) -> dict:
-    """The SB3 learners ``names`` (``ppo``, ``a2c``, ``dqn``) from :mod:`nsrl.sb3.learners`."""
-    try:
-        module = importlib.import_module("nsrl.sb3.learners")
-    except ImportError as exc:
-        raise ValueError(f"SB3 learners need Stable-Baselines3, which did not import ({exc}); "
-                         f"install the extra: pip install 'nsrl[sb3]'.") from None
-    LEARNERS.update(module.LEARNERS)
-    missing = [n for n in names if n not in LEARNERS]
-    if missing:
-        raise ValueError(f"unknown SB3 learner(s) {missing}; available: {sorted(LEARNERS)}.")
-    return {n: LEARNERS[n] for n in names}
+    """The registered learners ``names`` (``ppo``, ``a2c``, ``dqn``: SB3, loaded now)."""
+    return {n: registered_learner(n) for n in names}
 
 
 def compare(mdp, learners: dict, budget: int, seeds, progress=None):

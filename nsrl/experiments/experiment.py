@@ -6,7 +6,7 @@ one beyond the report every results folder gets (:mod:`nsrl.experiments.report`:
 figures, section 5's observations), its analysis (``analysis.py``). One registry
 (:mod:`nsrl.experiments.registry`) lists them for the command line and the Python API alike.
 
-An experiment is a base protocol (a :class:`~nsrl.experiments.presets.Sweep`) and, for a study
+An experiment is a base protocol (a :class:`~nsrl.experiments.sweep.Sweep`) and, for a study
 that compares readings or operators, named *variants*, each changing a few fields: every
 variant is an ordinary resumable results folder ``OUT/<variant>/``, and the analysis writes
 the combined table in ``OUT``.
@@ -14,12 +14,12 @@ the combined table in ``OUT``.
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nsrl.experiments.presets import Sweep
+from nsrl.experiments.sweep import Sweep
 
 
 @dataclass(frozen=True)
@@ -42,10 +42,17 @@ class Experiment:
     analysis: Callable | None = None
 
     def sweeps(self) -> dict[str, Sweep]:
-        """Variant -> sweep (one sweep named ``""`` for an experiment without variants)."""
+        """Variant -> sweep (one sweep named ``""`` for an experiment without variants).
+
+        Each variant's sweep is built (and so checked) once, the first time it is asked for.
+        """
+        return dict(self._sweeps)
+
+    @functools.cached_property
+    def _sweeps(self) -> dict[str, Sweep]:
         if not self.variants:
             return {"": self.base}
-        return {name: dataclasses.replace(self.base, name=f"{self.name}-{name}", **change)
+        return {name: self.base.replace(name=f"{self.name}-{name}", **change)
                 for name, change in self.variants.items()}
 
     def folder(self, out, variant: str) -> Path:

@@ -18,9 +18,9 @@ import pandas as pd
 
 from nsrl.experiments.observations import markdown_table, observations
 from nsrl.experiments.plots import plot_figure, plot_loss_vs_samples
-from nsrl.experiments.presets import Shard, Sweep
 from nsrl.experiments.stats import INSTANCE, STATS, final_summary, paper_stats, per_mdp
 from nsrl.experiments.storage import open_results, read_shard
+from nsrl.experiments.sweep import Sweep
 
 CONDITIONS = {"n_states": "n_S", "n_actions": "n_A", "branching": "b"}
 
@@ -95,7 +95,7 @@ def write_report(out) -> tuple[list[Path], Coverage]:
     out = Path(out)
     sweep, pm, coverage = load_per_mdp(out)
     pm, n_common = balanced(pm, sweep)
-    schemes = list(sweep.schemes)
+    schemes = list(sweep.scheme_names)
     written = []
     overall = paper_stats(pm)
     overall.to_csv(out / "stats.csv", index=False)
@@ -111,7 +111,7 @@ def write_report(out) -> tuple[list[Path], Coverage]:
     if "samples" in pm.columns:  # a sample-based sweep: loss against transitions
         curves = pm.groupby(["scheme", "iteration"])[["samples", "mean"]].mean().reset_index()
         plot_loss_vs_samples(curves, out / "loss_vs_samples.png",
-                             f"{sweep.operator}, {sweep.features} features")
+                             f"{sweep.operator.name}, {sweep.features} features")
         written.append(out / "loss_vs_samples.png")
     obs = observations(pm)
     obs.to_csv(out / "observations.csv", index=False)
@@ -185,7 +185,7 @@ def _sampled(sweep, pm: pd.DataFrame) -> list[str]:
     table = pd.DataFrame({"transitions": last["samples"].mean(),
                           "greedy error (last call)": last["error"].mean(),
                           "greedy error (mean over calls)": pm.groupby("scheme")["error"].mean()})
-    return [f"## Samples and greedy errors ({sweep.operator}, {sweep.features} features, "
+    return [f"## Samples and greedy errors ({sweep.operator.name}, {sweep.features} features, "
             f"{sweep.samples_per_pair} x n_S x n_A transitions per call)", "",
             "Greedy error: rho (T v - T_pi' v) of the policy a call returned, measured with the "
             "model (rho = d_{pi,nu} for the CPI family, nu otherwise).", "",
@@ -198,35 +198,53 @@ def _cpu(out: Path, sweep) -> tuple[float, int, float]:
     The projection scales the mean CPU time of each n_S by its number of shards (a partial
     run holds more small shards than its share, since each round starts with them).
     """
+    axis, sizes = sweep.grid[0]  # n_S on Garnets: what a shard's cost grows with
     by_size: dict[int, list[float]] = {}
     for r in _sessions(out):
-        shard = Shard.from_name(str(r.get("shard")))
+        shard = sweep.shard_of(str(r.get("shard")))
         if "cpu_seconds" in r and shard is not None:
-            by_size.setdefault(shard.n_states, []).append(r["cpu_seconds"])
+            by_size.setdefault(shard.instance[axis], []).append(r["cpu_seconds"])
     total = sum(sum(v) for v in by_size.values())
     count = sum(len(v) for v in by_size.values())
-    per_size = len(sweep.shards()) / len(sweep.n_states)
+    per_size = len(sweep.shards()) / len(sizes)
     projected = float(sum(np.mean(v) * per_size for v in by_size.values()))
-    if set(by_size) != set(sweep.n_states):
+    if set(by_size) != set(sizes):
         projected = float("nan")  # some n_S never measured: no honest projection
     return total, count, projected
 
 
 def reading(sweep) -> str:
-    """The sweep's reading of what the paper leaves unsaid, in one line."""
-    if sweep.sampled:
-        return (f"greedy steps by {sweep.operator} on {sweep.features} features, "
-                f"{sweep.samples_per_pair} x n_S x n_A transitions per call; CPI's advantage "
-                f"from the {'model' if sweep.cpi_advantage == 'exact' else 'operator'}, "
-                f"CPI+ line search '{sweep.line_search}'")
-    return (f"noise {sweep.noise:g} ({sweep.noise_model}), "
-            f"{'a' if sweep.constant_feature else 'no'} constant feature"
-            f"{'' if sweep.feature_law == 'uniform' else f', Phi {sweep.feature_law}'}, "
-            f"CPI's advantage from "
-            f"the {'model' if sweep.cpi_advantage == 'exact' else 'operator'}, epsilon "
-            f"{'1e-3 R_max' if sweep.cpi_epsilon is None else f'{sweep.cpi_epsilon:g}'}, "
-            f"CPI+ line search '{sweep.line_search}' scored by "
-            f"{'exact' if sweep.value_estimate == 'exact' else 'estimated'} values")
+    """The sweep's domain, operator and readings of what the paper leaves unsaid, in one line."""
+    def listed(options: dict) -> str:
+        return f" ({', '.join(f'{k} {v}' for k, v in options.items())})" if options else ""
+
+    op, options = sweep.operator.name, sweep.operator_options()
+    parts = [f"domain {sweep.domain.name}{listed(sweep.domain.options)}"]
+    if op == "projected":
+        parts.append(
+            f"greedy operator projected: noise {options['noise']:g} ({options['noise_model']}), "
+            f"{'a' if options['constant_feature'] else 'no'} constant feature"
+            f"{'' if options['feature_law'] == 'uniform' else ', Phi ' + options['feature_law']}"
+            f", CPI+'s candidates scored by "
+            f"{'exact' if options['value_estimate'] == 'exact' else 'estimated'} values")
+    elif sweep.sampled:
+        parts.append(f"greedy steps by {op} on {options.get('features', 'phi')} features, "
+                     + (f"{options['budget']} transitions per call" if "budget" in
+                        sweep.operator.options else f"{sweep.samples_per_pair} x n_S x n_A "
+                        f"transitions per call") + listed({k: v for k, v in
+                                                           sweep.operator.options.items()
+                                                           if k not in ("budget", "features")}))
+    else:
+        parts.append(f"greedy operator {op}{listed(sweep.operator.options)}")
+    cpi = [s for s in sweep.schemes if "advantage" in sweep.scheme_entry(s.name).params]
+    if cpi:
+        o = {**{"advantage": "operator", "epsilon": None, "line_search": "best"},
+             **cpi[-1].options}
+        source = "model" if o["advantage"] == "exact" else "operator"
+        epsilon = "1e-3 R_max" if o["epsilon"] is None else f"{o['epsilon']:g}"
+        parts.append(f"CPI's advantage from the {source}, epsilon {epsilon}, CPI+ line search "
+                     f"'{o['line_search']}'")
+    return "; ".join(parts)
 
 
 def _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out, obs) -> str:
@@ -235,8 +253,8 @@ def _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out, obs)
     lines = [
         f"# Results of sweep `{sweep.name}`",
         "",
-        f"- Instances: n_S in {list(sweep.n_states)}, n_A in {list(sweep.n_actions)}, "
-        f"b in {list(sweep.branching)}; {sweep.n_mdps} MDPs each, {sweep.n_runs} runs per MDP "
+        f"- Instances: {', '.join(f'{k} in {list(v)}' for k, v in sweep.grid)}; "
+        f"{sweep.n_mdps} MDPs each, {sweep.n_runs} runs per MDP "
         f"and scheme, {sweep.n_iterations} iterations; gamma {sweep.gamma:g}, seed "
         f"{sweep.seed}.",
         f"- Reading: {reading(sweep)} (docs/decisions.md).",

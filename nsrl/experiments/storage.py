@@ -34,7 +34,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nsrl.experiments.locking import check_unlocked
-from nsrl.experiments.presets import Shard, Sweep, renamed_fields
 from nsrl.experiments.safe_io import (
     TMP_PREFIX,
     append_line,
@@ -42,10 +41,16 @@ from nsrl.experiments.safe_io import (
     remove_made,
     write_bytes,
 )
+from nsrl.experiments.shards import Shard
+from nsrl.experiments.sweep import Sweep
 from nsrl.model.memory import available_memory, format_bytes
+from nsrl.plugins import loaded_plugins
 
+# The columns of a Garnet sweep's shards; another domain's shards hold its own axes in place of
+# the first three (:func:`columns_of`).
 COLUMNS = ("n_states", "n_actions", "branching", "mdp", "run", "scheme", "iteration", "loss",
            "memory", "step")
+VALUE_COLUMNS = COLUMNS[3:]
 # A sweep with a sample-based operator also records which operator and features (the column
 # "representation" holds the sweep's ``features``: a stored format, kept so that the shards of
 # a folder resumed across the rename have one schema), the transitions drawn so far and the
@@ -65,8 +70,8 @@ _MAX_ROW_BYTES = 1024
 
 
 def columns_of(sweep: Sweep) -> tuple[str, ...]:
-    """The columns of ``sweep``'s shards."""
-    return COLUMNS + (SAMPLED_COLUMNS if sweep.sampled else ())
+    """The columns of ``sweep``'s shards: its domain's axes, then the values."""
+    return sweep.axis_names + VALUE_COLUMNS + (SAMPLED_COLUMNS if sweep.sampled else ())
 
 
 def checksum(columns: dict) -> str:
@@ -181,19 +186,35 @@ def check_out(out, sweep: Sweep, resume: bool = False) -> None:
                              f"empty or new --out folder.")
         return
     old, _ = read_manifest(out)
-    fingerprint, fields = old["fingerprint"], renamed_fields(old["sweep"])
-    if fingerprint != sweep.fingerprint():  # the canonical form: stable across renames
-        diff = sorted(k for k, v in sweep.to_dict().items()
-                      if fields.get(k) != v and k != "name")
-        raise ValueError(
-            f"{out} holds a different sweep (differs in {diff}); use another "
-            f"--out folder, or the same preset/TOML as before to resume it."
-        )
+    if old["fingerprint"] != sweep.fingerprint():  # the canonical form: stable across renames
+        raise ValueError(f"{out} holds {_difference(old, sweep)}; use another --out folder, "
+                         f"or the same preset/TOML (and plugins) as before to resume it.")
     if not resume:
         raise ValueError(
             f"{out} already holds results of this sweep; pass --resume to continue "
             f"it, or choose another --out folder."
         )
+
+
+def _difference(old: dict, sweep: Sweep) -> str:
+    """What differs between the manifest ``old`` and ``sweep``, in words."""
+    from nsrl.experiments.compat import beyond_flat, flat_view
+
+    then = old.get("components") or {}
+    now = sweep.components()
+    changed = [f"the {kind} {then.get(kind)!r} (now {now.get(kind)!r})"
+               for kind in sorted(set(then) | set(now)) if then.get(kind) != now.get(kind)]
+    if changed:
+        plugins = ", ".join(old.get("plugins") or []) or "none recorded"
+        return (f"results computed with other code: {'; '.join(changed)} (the plugins loaded "
+                f"then: {plugins})")
+    try:
+        before = Sweep.from_dict(old["sweep"], record=True)
+    except (ValueError, TypeError) as exc:
+        return f"a sweep this process cannot build ({exc})"
+    a, b = ({**flat_view(x), **beyond_flat(x)} for x in (before, sweep))
+    diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return f"a different sweep (differs in {diff})"
 
 
 def read_shard(path, sweep: Sweep) -> tuple[pa.Table | None, str | None]:
@@ -204,8 +225,8 @@ def read_shard(path, sweep: Sweep) -> tuple[pa.Table | None, str | None]:
     key columns hold that shard's key and its values match the stored checksum.
     """
     path = Path(path)
-    shard = Shard.from_name(path.stem)
-    if shard is None or not sweep.has_shard(shard):
+    shard = sweep.shard_of(path.stem)
+    if shard is None:
         return None, "not a shard of this sweep"
     expected = sweep.n_runs * len(sweep.schemes) * sweep.n_iterations
     try:  # the footer only: what the file declares, before anything is allocated for it
@@ -230,8 +251,7 @@ def read_shard(path, sweep: Sweep) -> tuple[pa.Table | None, str | None]:
             raise ValueError
     except (KeyError, ValueError):
         return None, "no nsrl checksum in its metadata (not written by nsrl reproduce)"
-    key = {"n_states": shard.n_states, "n_actions": shard.n_actions,
-           "branching": shard.branching, "mdp": shard.mdp}
+    key = {**shard.instance, "mdp": shard.mdp}
     if meta.get("shard") != shard.name:
         return None, f"its metadata names shard {meta.get('shard')!r}"
     if meta.get("fingerprint") != sweep.fingerprint():
@@ -276,6 +296,9 @@ class Store:
         if self.created or self.repaired:
             data = {"sweep": sweep.to_dict(), "fingerprint": sweep.fingerprint(),
                     "shards": len(sweep.shards()), "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            components = sweep.components()
+            if components:  # what resume names when a plugin changed or went missing
+                data.update(components=components, plugins=list(loaded_plugins()))
             write_bytes(manifest, json.dumps(data, indent=2).encode())
 
     def discard(self) -> None:

@@ -19,92 +19,110 @@ accept its name.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nsrl.greedy.model_based import ExactGreedy, ProjectedGreedy
-from nsrl.params import Param, check_params, param
-from nsrl.plugins import ensure_installed, look_up
+from nsrl.params import Param, param
+from nsrl.plugins import BUILT_IN, origin
+from nsrl.registry import Entry, Registry
 
 if TYPE_CHECKING:
     from nsrl.greedy.base import GreedyOperator
     from nsrl.model.mdp import FiniteMDP
 
 
+def _no_memory(n_states: int, n_actions: int, transitions: int) -> int:
+    return 0
+
+
+def _no_constraint(options: dict) -> None:
+    return None
+
+
 @dataclass(frozen=True)
-class OperatorEntry:
-    """One registered greedy operator.
+class OperatorEntry(Entry):
+    """One registered greedy operator (:class:`nsrl.registry.Entry`, plus what is its own).
 
     Attributes:
-        name: the lower-case name, e.g. ``"lstdq"``.
         factory: ``factory(mdp, **options) -> operator`` (the reference path).
-        params: the options it takes, name -> :class:`nsrl.params.Param`.
         batched: ``"module:name"`` of the batched engines' state for this operator, called
             as ``state(mdp, **options, solvers=...)``; None when only the reference path runs it.
         sample_based: whether it draws environment transitions (a budget per call).
-        memory: ``memory(n_states, n_actions, transitions) -> bytes`` of one greedy call.
+        nbytes: ``nbytes(n_states, n_actions, transitions) -> bytes`` of one greedy call.
         constraint: ``constraint(options)`` raises ValueError for options that do not go
             together (each one alone is checked by its declaration).
-        summary: one line for ``--help`` and error messages.
+        advantage: whether its ``Greedy`` results carry an estimate of the policy advantage
+            (what CPI and CPI+ step on); an operator without one is refused by those schemes
+            unless they are told where the advantage comes from.
     """
 
-    name: str
-    factory: Callable
-    params: dict = field(default_factory=dict)
+    nbytes: Callable[..., int] | None = _no_memory
     batched: str | None = None
     sample_based: bool = False
-    memory: Callable = lambda n_states, n_actions, transitions: 0
-    constraint: Callable = lambda options: None
-    summary: str = ""
+    constraint: Callable[[dict], None] = _no_constraint
+    advantage: bool = True
+
+    kind = "operators"
+
+    def make(self, mdp: FiniteMDP, **options: object) -> GreedyOperator:
+        """A fresh operator on ``mdp`` (the reference path), its options checked."""
+        return self.resolve()(mdp, **self.check(options))
 
     def check(self, options: dict) -> dict:
-        """Every option, given or default, checked against :attr:`params` (unknown: refused)."""
-        checked = check_params(self.params, options, f"operator {self.name!r}")
+        """Every option, given or default, checked (unknown: refused), then the constraint."""
+        checked = super().check(options)
         self.constraint(checked)
         return checked
 
-    def make(self, mdp: FiniteMDP, **options: object) -> GreedyOperator:
-        """A fresh operator on ``mdp`` (the reference path)."""
-        return self.factory(mdp, **self.check(options))
-
-    def nbytes(self, n_states: int, n_actions: int, transitions: int) -> int:
-        """Bytes one greedy call of ``transitions`` transitions needs (0 for model-based)."""
-        return int(self.memory(n_states, n_actions, transitions))
+    @property
+    def memory(self) -> Callable[[int, int, int], int]:
+        """``nbytes`` under its former name (read for one more release)."""
+        return self.nbytes or _no_memory
 
 
-OPERATORS: dict[str, OperatorEntry] = {}
+OPERATORS: Registry[OperatorEntry] = Registry("operators", "nsrl.register_operator")
 
 
 def register_operator(name: str, factory: Callable[..., GreedyOperator],
-                      params: dict[str, Param] | None = None, **entry: Any) -> OperatorEntry:
+                      params: dict[str, Param] | None = None, *, replace: bool = False,
+                      **entry: Any) -> OperatorEntry:
     """Register the operator ``name`` (see :class:`OperatorEntry` for ``entry``'s fields).
+
+    Args:
+        name: lower-case, without spaces.
+        factory: ``factory(mdp, **options) -> operator``.
+        params: its options, name -> :func:`nsrl.params.param`.
+        replace: replace an operator already registered under ``name`` (refused otherwise).
+        **entry: the other fields of :class:`OperatorEntry` (``memory`` is read as
+            ``nbytes``).
+
+    Raises:
+        ValueError: a malformed name, or a name taken and ``replace`` False.
 
     Examples:
         >>> import nsrl
         >>> e = register_operator("greedy-0", lambda mdp: nsrl.ExactGreedy(mdp), summary="x")
         >>> type(make_operator("greedy-0", nsrl.garnet(5, 2, 1, seed=0))).__name__
         'ExactGreedy'
-        >>> del OPERATORS["greedy-0"]
+        >>> OPERATORS.unregister("greedy-0")
     """
-    if not name or name != name.strip().lower():
+    if not isinstance(name, str) or not name or name != name.strip().lower():
         raise ValueError(f"an operator name should be lower-case without spaces, got {name!r}.")
-    OPERATORS[name] = OperatorEntry(name, factory, dict(params or {}), **entry)
-    return OPERATORS[name]
+    if "memory" in entry:
+        entry["nbytes"] = entry.pop("memory")
+    return OPERATORS.register(OperatorEntry(name, factory, dict(params or {}), **entry),
+                              replace=replace)
 
 
 def operator_names() -> tuple[str, ...]:
     """Every registered operator name (read live: installed plugins included)."""
-    ensure_installed()
-    return tuple(OPERATORS)
+    return OPERATORS.names()
 
 
 def operator_entry(name: str) -> OperatorEntry:
-    """The entry of ``name``, or ValueError naming the registered ones."""
-    entry = look_up(OPERATORS, str(name).strip().lower())
-    if entry is None:
-        raise ValueError(f"unknown operator {name!r}; expected one of "
-                         f"{', '.join(operator_names())}.")
-    return entry
+    """The entry of ``name``, or ValueError naming the registered ones and how to add one."""
+    return OPERATORS.lookup(name)
 
 
 def make_operator(name: str, mdp: FiniteMDP, **options: object) -> GreedyOperator:
@@ -126,7 +144,7 @@ def unused_options(names: Iterable[str], options: Iterable[str]) -> list[str]:
 
 def takers(option: str) -> list[str]:
     """The registered operators that take ``option``."""
-    return [e.name for e in OPERATORS.values() if option in e.params]
+    return [e.name for e in OPERATORS.entries() if option in e.params]
 
 
 def options_for(names: Sequence[str], options: dict) -> dict[str, dict]:
@@ -155,7 +173,9 @@ BUDGET = param(int, 10_000, ge=1)
 # The sample-based operators' state features by name: Phi, or one-hot (a table); None: Phi if
 # the model has it (``representation`` in sweeps before).
 FEATURES = param(str | None, None, choices=("phi", "onehot"))
-CRITICS = ("auto", "lstd", "regression", "none")  # what ends the rollouts, by name
+CRITICS = ("auto", "lstd", "regression", "none")
+# LSTD-Q's ridge in transitions; None: its default (1e-3 for one-hot or sparse tables, 10 else)
+RIDGE = param(float | None, None, ge=0)  # what ends the rollouts, by name
 ROLLOUT_PARAMS = {
     "budget": BUDGET,
     "features": FEATURES,
@@ -230,19 +250,19 @@ def _rollout_memory(n_states: int, n_actions: int, transitions: int) -> int:
     return 4 * transitions
 
 
-register_operator("exact", ExactGreedy, summary="the exact greedy step with the model")
-register_operator("projected", ProjectedGreedy, ProjectedGreedy.params,
-                  batched="nsrl.batched.linalg.state:Batch",
-                  summary="the paper's greedy(Pi_{Phi,rho}(v + noise))")
-# LSTD-Q's ridge in transitions; None: its default (1e-3 for one-hot or sparse tables, 10 else)
-RIDGE = param(float | None, None, ge=0)
-register_operator("lstdq", _lstdq, {"budget": BUDGET, "features": FEATURES, "ridge": RIDGE},
-                  sample_based=True, memory=_lstdq_memory,
-                  summary="LSTD-Q on the env's transitions (no reset-to-state)")
-register_operator("rollout-csc", _rollout("csc"), ROLLOUT_PARAMS, sample_based=True,
-                  memory=_rollout_memory, constraint=_one_critic,
-                  summary="rollouts + cost-sensitive classification (LogisticRegression)")
-register_operator("rollout-reg", _rollout("reg"), ROLLOUT_PARAMS, sample_based=True,
-                  memory=_rollout_memory, constraint=_one_critic,
-                  summary="rollouts + regression of Q (Ridge per action)")
-BUILTIN = frozenset(OPERATORS)  # what a fresh worker process has without any plugin
+with origin(BUILT_IN):
+    register_operator("exact", ExactGreedy, summary="the exact greedy step with the model")
+    register_operator("projected", ProjectedGreedy, ProjectedGreedy.params,
+                      batched="nsrl.batched.linalg.state:Batch",
+                      summary="the paper's greedy(Pi_{Phi,rho}(v + noise))")
+    register_operator("lstdq", _lstdq, {"budget": BUDGET, "features": FEATURES, "ridge": RIDGE},
+                      sample_based=True, nbytes=_lstdq_memory,
+                      summary="LSTD-Q on the env's transitions (no reset-to-state)")
+    register_operator("rollout-csc", _rollout("csc"), ROLLOUT_PARAMS, sample_based=True,
+                      nbytes=_rollout_memory, constraint=_one_critic,
+                      summary="rollouts + cost-sensitive classification (LogisticRegression)")
+    register_operator("rollout-reg", _rollout("reg"), ROLLOUT_PARAMS, sample_based=True,
+                      nbytes=_rollout_memory, constraint=_one_critic,
+                      summary="rollouts + regression of Q (Ridge per action)")
+OPERATORS.seal()
+BUILTIN = frozenset(OPERATORS)  # the built-in names (read for one more release)

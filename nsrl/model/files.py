@@ -16,7 +16,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,7 +25,8 @@ from nsrl.model.memory import check_memory, format_bytes
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from nsrl.model.mdp import FiniteMDP
+# A nsrl.model.mdp.FiniteMDP, which imports this module to save and load itself.
+FiniteMDP = Any
 
 
 @dataclass(frozen=True)

@@ -146,4 +146,5 @@ def _learner(algo: str) -> Learner:
     return learner
 
 
-LEARNERS = {algo: _learner(algo) for algo in CONFIGS}
+sb3_ppo, sb3_a2c, sb3_dqn = (_learner(algo) for algo in ("ppo", "a2c", "dqn"))
+LEARNERS = {"ppo": sb3_ppo, "a2c": sb3_a2c, "dqn": sb3_dqn}  # nsrl.experiments.learners names them

@@ -34,8 +34,10 @@ def __getattr__(name: str) -> tuple[str, ...]:
     if name == "SCHEME_NAMES":  # was a copy taken at import; the registry is read live now
         import warnings
 
+        from nsrl.params import user_stacklevel
+
         warnings.warn("nsrl.schemes.SCHEME_NAMES is deprecated: call "
                       "nsrl.schemes.scheme_names(), which includes plugins' schemes.",
-                      DeprecationWarning, stacklevel=2)
+                      DeprecationWarning, stacklevel=user_stacklevel())
         return scheme_names()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

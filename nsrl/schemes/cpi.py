@@ -91,8 +91,17 @@ class CPI:
             raise ValueError("CPI needs gamma: the operator should expose .mdp or .gamma.")
 
         def advantage() -> float | np.ndarray:
-            return rules.read_advantage(self, g.advantage,
-                                        lambda: exact_advantage(operator, self.pi, g.policy))
+            value = rules.read_advantage(self, g.advantage,
+                                         lambda: exact_advantage(operator, self.pi, g.policy))
+            if np.any(np.isnan(value)):
+                raise ValueError(
+                    f"{self.name}'s step reads the greedy operator's estimate of the policy "
+                    f"advantage, but {type(operator).__name__} returned none (Greedy.advantage "
+                    f"is NaN): give its Greedy results an advantage estimate, or take it from "
+                    f"the model with advantage='exact' (make_scheme('{self.name.lower()}', "
+                    f"advantage='exact'); in a sweep, scheme_options = {{advantage = "
+                    f"\"exact\"}}).")
+            return value
 
         return float(rules.step_size(self, advantage, gamma, r_max))
 

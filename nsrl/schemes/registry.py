@@ -15,63 +15,88 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nsrl.params import Param, check_params
-from nsrl.plugins import ensure_installed, look_up
+from nsrl.plugins import BUILT_IN, origin
+from nsrl.registry import PLUGIN_HINT, Entry, Registry
 from nsrl.schemes.api import API, APIAlpha
 from nsrl.schemes.base import Scheme
 from nsrl.schemes.cpi import CPI, CPIAlpha, CPIPlus
 from nsrl.schemes.nspi import NSPI
 from nsrl.schemes.psdp import PSDP
 
+_NAME = re.compile(r"^\s*([a-z][a-z0-9_+-]*)\s*(?:\(\s*([^()]*?)\s*\))?\s*$")
+
+
+def _key(name: str) -> str:
+    """The key of a name as written: its base, with ``()`` if it gives an argument."""
+    match = _NAME.match(str(name).lower())
+    if not match:
+        return f"\0{name}"  # never a key
+    return match.group(1) + ("()" if match.group(2) is not None else "")
+
 
 @dataclass(frozen=True)
-class SchemeEntry:
-    """One registered scheme name.
+class SchemeEntry(Entry):
+    """One registered scheme name (:class:`nsrl.registry.Entry`; ``name`` is its pattern).
 
     Attributes:
+        name: how the name is written, e.g. ``"api(ALPHA)"``.
+        factory: the scheme class.
         base: the lower-case name before the parentheses, e.g. ``"api"``.
-        cls: the scheme class.
         argument: None (no argument), ``"alpha"`` (a float in (0, 1]) or ``"m"`` (an int >= 1).
         example: a valid full name, e.g. ``"api(0.1)"`` (docs, error messages, tests).
     """
 
-    base: str
-    cls: type
+    base: str = ""
     argument: str | None = None
     example: str = ""
+
+    kind = "schemes"
+
+    @property
+    def key(self) -> str:
+        """``base``, or ``base()`` for a name that takes an argument."""
+        return self.base + ("()" if self.argument is not None else "")
+
+    @property
+    def cls(self) -> type:
+        """The scheme class."""
+        return self.resolve()
 
     @property
     def pattern(self) -> str:
         """How the name is written, e.g. ``api(ALPHA)``."""
-        return self.base if self.argument is None else f"{self.base}({self.argument.upper()})"
+        return self.name
 
 
-SCHEMES: dict[tuple[str, bool], SchemeEntry] = {}
-_NAME = re.compile(r"^\s*([a-z][a-z0-9_+-]*)\s*(?:\(\s*([^()]*?)\s*\))?\s*$")
+SCHEMES: Registry[SchemeEntry] = Registry("schemes", "nsrl.register_scheme", _key)
 
 
 def register_scheme(base: str, cls: type, argument: str | None = None,
-                    example: str | None = None) -> SchemeEntry:
+                    example: str | None = None, *, replace: bool = False) -> SchemeEntry:
     """Register ``cls`` under ``base`` (with an ``alpha`` or ``m`` argument, or none).
 
     ``register_scheme("apiocc", APIOcc)`` makes ``make_scheme("apiocc")`` (and a sweep's
     ``schemes = ["apiocc"]``) build an ``APIOcc()``.
+
+    Raises:
+        ValueError: a malformed name or argument, or a name taken and ``replace`` False.
     """
     if argument not in (None, "alpha", "m"):
         raise ValueError(f"argument should be None, 'alpha' or 'm', got {argument!r}.")
-    if not _NAME.match(base) or "(" in base:
+    if not isinstance(base, str) or not _NAME.match(base) or "(" in base:
         raise ValueError(f"a scheme name should be lower-case letters, digits, +, - or _, got "
                          f"{base!r}.")
     example = example or (base if argument is None else
                           f"{base}({'0.1' if argument == 'alpha' else 5})")
-    entry = SchemeEntry(base, cls, argument, example)
-    SCHEMES[(base, argument is not None)] = entry
-    return entry
+    pattern = base if argument is None else f"{base}({argument.upper()})"
+    entry = SchemeEntry(pattern, cls, options_of(cls), base=base, argument=argument,
+                        example=example)
+    return SCHEMES.register(entry, replace=replace)
 
 
 def scheme_names() -> tuple[str, ...]:
     """Every registered name pattern, e.g. ``('api', 'api(ALPHA)', ...)`` (plugins too)."""
-    ensure_installed()
-    return tuple(e.pattern for e in SCHEMES.values())
+    return SCHEMES.names()
 
 
 def _known() -> str:
@@ -81,17 +106,18 @@ def _known() -> str:
 
 def entry_of(name: str) -> SchemeEntry:
     """The registry entry a scheme name refers to (ValueError if none)."""
-    match = _NAME.match(str(name).lower())
-    key = (match.group(1), match.group(2) is not None) if match else None
-    entry = look_up(SCHEMES, key) if key else None
+    entry = SCHEMES.find(name)
     if entry is None:
-        raise ValueError(f"unknown scheme {name!r}; {_known()}.")
+        if any(e.base == _key(name).rstrip("()") for e in SCHEMES.entries()):
+            raise ValueError(f"malformed scheme {name!r}; {_known()}.")
+        raise ValueError(f"unknown scheme {name!r}; {_known()}. Register yours with "
+                         f"nsrl.register_scheme; {PLUGIN_HINT}.")
     return entry
 
 
 def added_entries(names: Iterable[str]) -> list[SchemeEntry]:
-    """The entries of ``names`` registered by the user (beyond the built-in seven)."""
-    return [e for e in map(entry_of, names) if (e.base, e.argument is not None) not in BUILTIN]
+    """The entries of ``names`` that a fresh worker process would not have by itself."""
+    return [e for e in map(entry_of, names) if not SCHEMES.is_builtin(e)]
 
 
 def options_of(cls: type) -> dict:
@@ -113,6 +139,20 @@ def scheme_options(name: str, options: dict) -> dict:
     return {k: v for k, v in options.items() if k in taken}
 
 
+def scheme_argument(entry: SchemeEntry, name: str) -> dict:
+    """The argument written in ``name`` (``{"alpha": 0.1}``), checked; {} for none."""
+    match = _NAME.match(str(name).lower())
+    arg = match.group(2) if match else None
+    if entry.argument is None or arg is None:
+        return {}
+    try:
+        value = int(arg) if entry.argument == "m" and arg.isdigit() else float(arg)
+        return {entry.argument: entry.params[entry.argument].check(value, entry.argument,
+                                                                  entry.argument)}
+    except (ValueError, TypeError, KeyError):
+        raise ValueError(f"malformed scheme {name!r}; {_known()}.") from None
+
+
 def make_scheme(name: str, **options: object) -> Scheme:
     """A scheme from its name: api, api(0.1), cpi, cpi(0.1), cpi+, psdp, nspi(5).
 
@@ -131,30 +171,43 @@ def make_scheme(name: str, **options: object) -> Scheme:
         >>> make_scheme("cpi+", line_search="doubling").line_search
         'doubling'
     """
-    match = _NAME.match(str(name).lower())
-    if not match:
-        raise ValueError(f"unknown scheme {name!r}; {_known()}.")
-    base, arg = match.groups()
-    entry = SCHEMES.get((base, arg is not None))
-    if entry is None:
-        kind = "unknown" if not any(b == base for b, _ in SCHEMES) else "malformed"
-        raise ValueError(f"{kind} scheme {name!r}; {_known()}.")
-    params = options_of(entry.cls)
-    if entry.argument is not None:
-        if entry.argument in options:
-            raise ValueError(f"scheme {name!r} gives {entry.argument} in its name; drop "
-                             f"{entry.argument}={options[entry.argument]!r}.")
-        try:
-            value = int(arg) if entry.argument == "m" and arg.isdigit() else float(arg)
-            params[entry.argument].check(value, entry.argument, entry.argument)
-        except (ValueError, TypeError, KeyError):
-            raise ValueError(f"malformed scheme {name!r}; {_known()}.") from None
-        options = {entry.argument: value, **options}
-    check_params(params, options, f"scheme {name!r}")
+    entry = entry_of(name)
+    argument = scheme_argument(entry, name)
+    if entry.argument is not None and entry.argument in options:
+        raise ValueError(f"scheme {name!r} gives {entry.argument} in its name; drop "
+                         f"{entry.argument}={options[entry.argument]!r}.")
+    options = {**argument, **options}
+    check_params(dict(entry.params), options, f"scheme {name!r}")
     return entry.cls(**options)
 
 
-for _args in (("api", API), ("api", APIAlpha, "alpha"), ("cpi", CPI), ("cpi", CPIAlpha, "alpha"),
-              ("cpi+", CPIPlus), ("psdp", PSDP), ("nspi", NSPI, "m")):
-    register_scheme(*_args)
-BUILTIN = frozenset(SCHEMES)
+def canonical_name(name: str) -> str:
+    """The name a sweep stores for the scheme ``name`` (its shards' ``scheme`` column).
+
+    The scheme object's own ``name`` (``"API(0.1)"``, as every earlier result stores it) when
+    that names the same registration and argument back, else the registered name as written
+    (a plugin class that inherits ``name = "API"`` from API is stored as ``"lazy"``, never as
+    the built-in it is not).
+
+    Examples:
+        >>> canonical_name("api(0.10)"), canonical_name("NSPI(5)")
+        ('API(0.1)', 'NSPI(5)')
+    """
+    entry = entry_of(name)
+    argument = scheme_argument(entry, name)
+    shown = getattr(entry.cls(**argument), "name", None)
+    if isinstance(shown, str) and SCHEMES.find(shown) is entry and \
+            scheme_argument(entry, shown) == argument:
+        return shown
+    if entry.argument is None:
+        return entry.base
+    return f"{entry.base}({argument[entry.argument]:g})"
+
+
+with origin(BUILT_IN):
+    for _args in (("api", API), ("api", APIAlpha, "alpha"), ("cpi", CPI),
+                  ("cpi", CPIAlpha, "alpha"), ("cpi+", CPIPlus), ("psdp", PSDP),
+                  ("nspi", NSPI, "m")):
+        register_scheme(*_args)
+SCHEMES.seal()
+BUILTIN = frozenset(SCHEMES)  # the built-in keys (read for one more release)

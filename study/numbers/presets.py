@@ -1,6 +1,6 @@
 """The sizes of the presets that ``nsrl reproduce`` runs, as the results pages quote them.
 
-They follow from the sweeps' definitions (:func:`nsrl.experiments.registry.load_sweep`), not
+They follow from the sweeps' definitions (:func:`nsrl.experiments.loader.load_sweep`), not
 from a result file: a preset whose size changes makes the pages that quote it stale.
 """
 
@@ -25,7 +25,7 @@ def size(scheme_iterations: int) -> str:
 
 def _register(preset: str) -> None:
     def render(root: Path) -> str:
-        from nsrl.experiments.registry import load_sweep
+        from nsrl.experiments.loader import load_sweep
 
         return size(load_sweep(preset).scheme_iterations)
     block(f"preset.{preset}.scheme-iterations", sources=())(render)
@@ -38,7 +38,7 @@ for _preset in ("paper", "quick"):
 @block("preset.paper.scheme-iterations.per-n-states", sources=())
 def _per_size(root: Path) -> str:
     """The paper protocol's scheme-iterations at one value of n_S (each has the same share)."""
-    from nsrl.experiments.registry import load_sweep
+    from nsrl.experiments.loader import load_sweep
 
     sweep = load_sweep("paper")
     return f"{sweep.scheme_iterations / len(sweep.n_states) / 1e6:.1f} M"
@@ -47,7 +47,7 @@ def _per_size(root: Path) -> str:
 @block("preset.paper.ddof-gap", sources=())
 def _ddof_gap(root: Path) -> str:
     """How much a sample std exceeds the population one with the paper's runs per MDP."""
-    from nsrl.experiments.registry import load_sweep
+    from nsrl.experiments.loader import load_sweep
 
     n = load_sweep("paper").n_runs
     return f"{(n / (n - 1)) ** 0.5 - 1:.1%}"

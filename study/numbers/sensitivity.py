@@ -478,14 +478,26 @@ for _variant in VARIANTS:  # the largest within-MDP std but API's (O1's "next")
           optional=True)(_std_next(_variant))
 
 
+def _flat(change: dict) -> dict:
+    """A reading's change under the flat names the page uses (``noise``, ``cpi_epsilon``)."""
+    from nsrl.experiments.compat import SCHEME_FLAT
+
+    prefixed = {option: key for key, option in SCHEME_FLAT.items()}
+    out = {k: v for k, v in change.items() if k not in ("operator_options", "scheme_options")}
+    out.update(change.get("operator_options", {}))
+    out.update({prefixed.get(k, k): v for k, v in change.get("scheme_options", {}).items()})
+    return out
+
+
 # Sets of readings the page speaks of together, named by what they change (VARIANTS).
-PAPER_FEATURES = [v for v, c in VARIANTS.items()  # U[0, 1] features, p = n_S / 10
+FLAT = {v: _flat(c) for v, c in VARIANTS.items()}
+PAPER_FEATURES = [v for v, c in FLAT.items()  # U[0, 1] features, p = n_S / 10
                   if "feature_fraction" not in c and "feature_law" not in c]
-AT_PAPER_P = [v for v, c in VARIANTS.items() if "feature_fraction" not in c]
-NOISE_READINGS = [v for v, c in VARIANTS.items() if set(c) <= {"noise", "noise_model"}]
-EPSILON_READINGS = ["default"] + [v for v, c in VARIANTS.items()
+AT_PAPER_P = [v for v, c in FLAT.items() if "feature_fraction" not in c]
+NOISE_READINGS = [v for v, c in FLAT.items() if set(c) <= {"noise", "noise_model"}]
+EPSILON_READINGS = ["default"] + [v for v, c in FLAT.items()
                                   if set(c) - {"schemes"} == {"cpi_epsilon"}]
-EXACT_ADVANTAGE = [v for v, c in VARIANTS.items()  # CPI+ with the exact advantage, else default
+EXACT_ADVANTAGE = [v for v, c in FLAT.items()  # CPI+ with the exact advantage, else default
                    if c.get("cpi_advantage") == "exact" and SHARES.get(v) == "default"]
 
 
@@ -749,7 +761,7 @@ def _relative_noise(root: Path) -> str:
 @block("decisions.ddof-gap", sources=())
 def _ddof_gap(root: Path) -> str:
     """How much ddof = 1 and ddof = 0 standard deviations differ with the paper's runs."""
-    from nsrl.experiments.registry import load_sweep
+    from nsrl.experiments.loader import load_sweep
 
     n = load_sweep("paper").n_runs
     return f"{100 * (math.sqrt(n / (n - 1)) - 1):.1f}% for {n} samples"

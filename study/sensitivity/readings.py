@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -30,7 +29,7 @@ def add_reading(folder, name: str, results) -> list[Path]:
         raise ValueError(f"{name!r} is not a reading of the sensitivity study; add it to "
                          f"VARIANTS in nsrl/experiments/sensitivity/sweep.py first (readings: "
                          f"{', '.join(VARIANTS)}).")
-    want = dataclasses.replace(SWEEP, name=f"sensitivity-{name}", **VARIANTS[name])
+    want = SWEEP.replace(name=f"sensitivity-{name}", **VARIANTS[name])
     _, found = read_manifest(results) if (results / "manifest.json").is_file() else (None, None)
     if found is None or found.fingerprint() != want.fingerprint():
         raise ValueError(f"{results} does not hold the reading {name!r} (its manifest describes "

@@ -64,8 +64,8 @@ def test_bad_preset_field_is_named_and_nothing_is_written(field, value, tmp_path
 
 def test_string_false_is_not_read_as_true(tmp_path):
     """The bug behind the row: a non-empty string is truthy, so coercion ran the opposite."""
-    from nsrl.experiments.presets import Sweep
-    from nsrl.experiments.registry import load_sweep
+    from nsrl.experiments.loader import load_sweep
+    from nsrl.experiments.sweep import Sweep
 
     with pytest.raises(TypeError, match="relative_noise"):
         Sweep.from_dict({"relative_noise": "false"})
@@ -280,7 +280,7 @@ def test_edited_shard_is_excluded_reported_and_recomputed(tmp_path, capsys):
 def test_failed_start_leaves_no_manifest(tmp_path, monkeypatch):
     """A failure after the manifest was written but before any shard removes what it made."""
     import nsrl.experiments.runner as runner
-    from nsrl.experiments.registry import load_sweep
+    from nsrl.experiments.loader import load_sweep
 
     sweep, out = load_sweep(toml(tmp_path)), tmp_path / "a" / "out"
     original = runner.compute_shard
@@ -330,7 +330,7 @@ def test_a_bug_keeps_its_traceback(monkeypatch):
 
 def test_noise_bound_is_declared_once(capsys):
     """The CLI, sweeps and the operator read one declaration (ProjectedGreedy.params)."""
-    from nsrl.experiments.presets import Sweep
+    from nsrl.experiments.sweep import Sweep
 
     bound = nsrl.ProjectedGreedy.params["noise"].rule.le
     assert Sweep(noise=bound).noise == bound
@@ -408,7 +408,7 @@ def test_a_failed_start_never_deletes_a_file_it_did_not_write(tmp_path, capsys):
 
 def test_an_interrupted_start_removes_only_what_it_created(tmp_path, monkeypatch):
     import nsrl.experiments.runner as runner
-    from nsrl.experiments.registry import load_sweep
+    from nsrl.experiments.loader import load_sweep
 
     out = tmp_path / "out"
     out.mkdir()
@@ -544,7 +544,7 @@ def test_a_shard_declaring_huge_sizes_is_not_read(tmp_path, monkeypatch):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from nsrl.experiments.registry import load_sweep
+    from nsrl.experiments.loader import load_sweep
     from nsrl.experiments.storage import read_shard
 
     sweep = load_sweep(toml(tmp_path))
@@ -580,14 +580,14 @@ def test_plot_of_an_unfinished_experiment_is_refused_not_summarised(tmp_path, mo
     """After --limit 1 each variant has 1 of its shards: no table of verdicts over them."""
     from nsrl.experiments import registry
     from nsrl.experiments.experiment import Experiment
-    from nsrl.experiments.presets import Sweep
     from nsrl.experiments.sensitivity.analysis import analyse
+    from nsrl.experiments.sweep import Sweep
 
     base = Sweep(name="sens", n_states=(10,), n_actions=(2,), branching=(1, 2), n_mdps=2,
                  n_runs=2, n_iterations=3, schemes=("api", "psdp"))
     experiment = Experiment("sensitivity", base, {"default": {}, "no-noise": {"noise": 0.0}},
                             "Sensitivity", analyse)
-    monkeypatch.setitem(registry.EXPERIMENTS, "sensitivity", experiment)
+    registry.register_experiment(experiment, replace=True)
     out = tmp_path / "fam"
     assert reproduce("sensitivity", out, "--limit", 1, "--no-plot") == 0
     capsys.readouterr()
@@ -687,9 +687,9 @@ def test_a_shard_with_impossible_losses_is_not_stored(tmp_path, monkeypatch, cap
     real = runner.compute_shard
 
     def broken(*args):
-        shard, columns, cpu = real(*args)
+        shard, columns, cpu, r_max = real(*args)
         columns["loss"][0] = np.nan
-        return shard, columns, cpu
+        return shard, columns, cpu, r_max
 
     monkeypatch.setattr(runner, "compute_shard", broken)
     assert reproduce(toml(tmp_path), tmp_path / "o") == 2
@@ -763,7 +763,7 @@ def test_a_sweep_beyond_its_columns_or_its_states_is_refused(field, value, expec
 
 def test_sizes_up_to_the_int32_columns_are_accepted():
     """Sizes are stored as int32 (nsrl.experiments.runner): a 10^5-state sweep is valid."""
-    from nsrl.experiments.presets import INT32_MAX, Sweep
+    from nsrl.experiments.sweep import INT32_MAX, Sweep
 
     sweep = Sweep(n_states=(10**5,), n_actions=(2,), branching=(2,), n_mdps=1, n_runs=1,
                   n_iterations=1, schemes=("api",))
@@ -787,7 +787,7 @@ def test_a_service_that_is_not_dask_is_refused_within_the_timeout():
     import threading
 
     pytest.importorskip("distributed")
-    from nsrl.experiments.runner import check_scheduler
+    from nsrl.experiments.checks import check_scheduler
 
     server = socket.socket()
     server.bind(("127.0.0.1", 0))

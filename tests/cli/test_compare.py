@@ -75,7 +75,10 @@ def test_registered_learners_run_beside_schemes(monkeypatch, tmp_path):
     def constant_learner(mdp, budget, seed):
         return [(budget, nsrl.constant(seed % mdp.n_actions))]
 
-    monkeypatch.setitem(compare.LEARNERS, "const", constant_learner)
+    from nsrl.experiments.learners import register_learner
+
+    register_learner("const", constant_learner)
+    assert compare.load_sb3(["const"]) == {"const": constant_learner}
     df = compare.compare(nsrl.garnet(8, 2, 2, seed=0), {"const": constant_learner}, 100, [0, 1])
     assert df.samples.tolist() == [100, 100]
     assert df.loss.tolist() == [nsrl.loss(nsrl.garnet(8, 2, 2, seed=0), nsrl.constant(s))
@@ -88,7 +91,9 @@ def test_sb3_missing_is_a_clear_error(monkeypatch, tmp_path, capsys):
     code = main(["compare", "--garnet", "8,2,2", "--schemes", "api", "--operators", "exact",
                  "--budget", "100", "--seeds", "1", "--sb3", "ppo", "--out", str(tmp_path)])
     assert code == 2
-    assert "SB3 learners need Stable-Baselines3" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "the learner 'ppo' needs a package that did not import" in err
+    assert "pip install 'nsrl[sb3]'" in err
 
 
 def test_bad_names_are_refused(tmp_path, capsys):
@@ -107,15 +112,16 @@ def test_fixed_horizon_budget_is_spent_exactly(tmp_path):
     assert df.samples.tolist() == [1000, 2000, 3000]
 
 
-def test_sb3_learners_are_loaded_from_their_module(monkeypatch, tmp_path):
+def test_a_registered_learner_by_module_path_is_loaded_when_used(monkeypatch, tmp_path):
     import types
+
+    from nsrl.experiments.learners import register_learner
 
     def fake(mdp, budget, seed):
         return [(budget // 2, nsrl.constant(0)), (budget, nsrl.constant(1))]
 
-    monkeypatch.setitem(sys.modules, "nsrl.sb3.learners", types.SimpleNamespace(
-        LEARNERS={"fake": fake}))
-    monkeypatch.setattr(compare, "LEARNERS", {})
+    monkeypatch.setitem(sys.modules, "my_learners", types.SimpleNamespace(fake=fake))
+    register_learner("fake", "my_learners:fake")  # resolved on first use, as the SB3 agents
     code = main(["compare", "--garnet", "8,2,2", "--schemes", "api", "--operators", "exact",
                  "--budget", "100", "--seeds", "2", "--sb3", "fake", "--out", str(tmp_path)])
     assert code == 0

@@ -7,12 +7,13 @@ import pandas as pd
 import pytest
 
 from nsrl.cli import main
+from nsrl.domains import FEATURE_MAPS, side
 from nsrl.experiments import registry
 from nsrl.experiments.bigger.analysis import analyse
-from nsrl.experiments.domains import FEATURE_MAPS, build_mdp, side
 from nsrl.experiments.experiment import Experiment
-from nsrl.experiments.presets import Shard, Sweep
 from nsrl.experiments.report import load_per_mdp
+from nsrl.experiments.shards import Shard
+from nsrl.experiments.sweep import Sweep
 from nsrl.greedy.feature_maps import KINDS
 
 GRID = dict(domain="gridworld", n_states=(36,), n_actions=(4,), branching=(4,), n_mdps=2,
@@ -26,20 +27,20 @@ def test_the_feature_maps_a_sweep_names_are_the_library_s():
 
 def test_a_domain_sweep_builds_the_family_s_model_with_phi_of_the_coordinates():
     sweep = Sweep(**GRID)
-    a, b = (build_mdp(sweep, Shard(36, 4, 4, i)) for i in (0, 1))
+    a, b = (sweep.model(Shard(36, 4, 4, i)) for i in (0, 1))
     assert a.n_actions == 4 and a.features.shape[1] == 9 and a != b  # seeded per MDP
-    assert build_mdp(sweep, Shard(36, 4, 4, 0)) == a  # derived seeds: same MDP every time
+    assert sweep.model(Shard(36, 4, 4, 0)) == a  # derived seeds: same MDP every time
     car = dataclasses.replace(sweep, domain="mountain-car", n_actions=(3,), branching=(3,),
                               n_states=(100_000,), feature_map="tiles")
     assert side(100_000) == 316
     small = dataclasses.replace(car, n_states=(49,))
-    mdp = build_mdp(small, Shard(49, 3, 3, 0))
+    mdp = small.model(Shard(49, 3, 3, 0))
     assert mdp.n_states == 49 and np.allclose(mdp.features.sum(axis=1), 4)  # 4 tilings
     assert car.budget_for(Shard(100_000, 3, 3, 0)) == 600
 
 
 @pytest.mark.parametrize(("change", "match"), [
-    ({"n_actions": (2,)}, r"n_actions = \[4\] and branching = \[4\]"),
+    ({"n_actions": (2,)}, r"gridworld models have n_actions = \[4\]"),
     ({"domain": "mountain-car"}, r"n_actions = \[3\]"),
     ({"feature_map": "fourier"}, "feature_map"),
     ({"budget": 0}, "budget"),
@@ -52,7 +53,7 @@ def test_a_domain_sweep_that_makes_no_sense_is_refused(change, match):
 
 def test_the_cli_refuses_a_bad_domain_preset_with_status_2(tmp_path, capsys):
     bad = tmp_path / "bad.toml"
-    bad.write_text('domain = "gridworld"\nn_actions = [2]\n')
+    bad.write_text('domain = "gridworld"\nn_states = [36]\nn_actions = [2]\n')
     assert main(["reproduce", "--preset", str(bad), "--out", str(tmp_path / "o")]) == 2
     assert "n_actions = [4]" in capsys.readouterr().err
 
@@ -70,8 +71,8 @@ def test_the_bigger_family_runs_every_operator_on_both_domains(tmp_path, monkeyp
     variants = {k: {**v, **({"n_states": (49,)} if k.startswith("car") else {})}
                 for k, v in family.variants.items() if k.endswith(("exact", "lstdq"))
                 or k == "car-projected"}
-    monkeypatch.setitem(registry.EXPERIMENTS, "bigger", Experiment(
-        "bigger", base, variants, family.question, analyse))
+    registry.register_experiment(Experiment(
+        "bigger", base, variants, family.question, analyse), replace=True)
     out = tmp_path / "bigger"
     assert main(["reproduce", "--preset", "bigger", "--out", str(out), "--backend",
                  "sequential"]) == 0
@@ -85,7 +86,7 @@ def test_the_bigger_family_runs_every_operator_on_both_domains(tmp_path, monkeyp
     api = pm[pm["scheme"] == "API"].pivot_table(index="mdp", columns="iteration", values="mean")
     assert (np.diff(api.to_numpy(), axis=1) <= 1e-9).all()
     sweep, pm, _ = load_per_mdp(out / "car-lstdq")
-    assert sweep.domain == "mountain-car" and (pm["samples"] <= 3 * 600).all()
+    assert sweep.domain.name == "mountain-car" and (pm["samples"] <= 3 * 600).all()
     assert "Section 5's observations" in (out / "grid-exact" / "summary.md").read_text()
 
 

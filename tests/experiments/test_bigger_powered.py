@@ -188,7 +188,7 @@ def test_the_registered_family_has_the_brief_s_design():
         units = {"1e4": 10, "1e5": 5}[size]
         assert sweep.n_mdps == (2 if (dom, op) == ("car", "exact") else units)
         assert sweep.n_states == ({"1e4": 10_000, "1e5": 100_000}[size],)
-    assert {s.operator for s in fam.values()} == {"exact", "projected", "lstdq", "rollout-csc"}
+    assert {s.operator.name for s in fam.values()} == {"exact", "projected", "lstdq", "rollout-csc"}
 
 
 def test_the_tiny_family_runs_resumes_and_is_analysed_end_to_end(tmp_path):

@@ -22,6 +22,27 @@ KEYS = ["n_states", "n_actions", "branching", "mdp", "scheme", "run", "iteration
 SWEEP = """
 plugins = ["nsrl_demo_plugin"]
 name = "chain-demo"
+n_states = [12, 16]
+n_actions = [2]
+branching = [2]
+n_mdps = 2
+n_runs = 2
+n_iterations = 5
+schemes = ["api", "api-occ", "psdp"]
+
+[domain]
+name = "chain"
+options = {slip = 0.2}
+
+[operator]
+name = "randomised"
+options = {epsilon = 0.3}
+"""
+# The same sweep in the flat form of earlier releases (the plugin operator's option could not
+# be set there: it takes its default).
+FLAT = """
+plugins = ["nsrl_demo_plugin"]
+name = "chain-demo"
 domain = "chain"
 domain_options = {slip = 0.2}
 n_states = [12, 16]
@@ -87,8 +108,25 @@ def test_dask_workers_load_the_plugin_and_agree(tmp_path, sequential):
     pd.testing.assert_frame_equal(table(out), sequential)
 
 
+def test_the_plugin_operator_s_option_is_set_by_the_sweep(tmp_path, plugin_path, sequential):
+    """epsilon = 0.3 reaches the operator (the losses differ from its default 0.1's), and the
+    flat form of earlier releases still loads, warning, with the default."""
+    from nsrl.experiments.loader import load_experiment
+
+    spec = load_experiment(toml(tmp_path)).base
+    assert spec.operator_options() == {"epsilon": 0.3}
+    with pytest.warns(DeprecationWarning, match="domain_options"):
+        flat = load_experiment(toml(tmp_path, FLAT)).base
+    assert flat.operator_options() == {"epsilon": 0.1} and flat.domain == spec.domain
+    assert flat.replace(operator_options={"epsilon": 0.3}).fingerprint() == spec.fingerprint()
+    out = tmp_path / "default"
+    with pytest.warns(DeprecationWarning):
+        assert reproduce(toml(tmp_path, FLAT), out, "--backend", "sequential") == 0
+    assert not np.allclose(table(out)["loss"], sequential["loss"])
+
+
 def test_an_unknown_name_is_refused_listing_the_plugins_names(tmp_path, plugin_path, capsys):
-    bad = SWEEP.replace('operator = "randomised"', 'operator = "nope"')
+    bad = SWEEP.replace('name = "randomised"', 'name = "nope"')
     assert reproduce(toml(tmp_path, bad), tmp_path / "out", "--backend", "sequential") == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
@@ -114,8 +152,8 @@ def test_plugin_option_puts_its_names_in_the_help(plugin_path, capsys):
 def test_registries_are_read_live_not_copied_at_import():
     """A name registered after import is accepted by the sweep, the CLI and nsrl.run."""
     import nsrl
+    from nsrl.domains import DOMAINS
     from nsrl.experiments import Sweep
-    from nsrl.experiments.domains import DOMAINS
     from nsrl.greedy.registry import OPERATORS
 
     nsrl.register_operator("late-exact", nsrl.ExactGreedy, summary="registered late")
@@ -124,14 +162,15 @@ def test_registries_are_read_live_not_copied_at_import():
                                                  gamma, seed=rng))
     try:
         sweep = Sweep(operator="late-exact", domain="late-garnet")
-        assert (sweep.operator, sweep.domain) == ("late-exact", "late-garnet")
+        assert (sweep.operator.name, sweep.domain.name) == ("late-exact", "late-garnet")
         assert "late-exact" in " ".join(build_parser().format_help().split()) or \
             "late-exact" in _run_help()
         mdp = nsrl.garnet(10, 2, 1, seed=0)
         hist = nsrl.run("api", "late-exact", 5, mdp=mdp, rng=np.random.default_rng(0))
         assert hist.losses[-1] < 1e-9  # exact greedy API is policy iteration
     finally:
-        del OPERATORS["late-exact"], DOMAINS["late-garnet"]
+        OPERATORS.unregister("late-exact")
+        DOMAINS.unregister("late-garnet")
 
 
 def _run_help() -> str:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import nsrl
-from nsrl.experiments.presets import Sweep
+from nsrl.experiments.sweep import Sweep
 from nsrl.greedy.model_based import projection_features
 
 
@@ -39,19 +39,18 @@ def test_centred_features_with_a_constant_span_the_same_space():
 def test_feature_fraction_sets_p_per_instance_and_leaves_the_instance_where_it_was():
     """p = round(f n_S); the Garnet draws Phi last, so transitions, rewards and the exact
     losses do not move with p (the reference losses of the study stay valid)."""
-    from nsrl.experiments.domains import build_mdp
-    from nsrl.experiments.presets import Shard
+    from nsrl.experiments.shards import Shard
 
     assert Sweep(feature_fraction=0.1).features_of(200) == 20 == 200 // 10
     assert Sweep(feature_fraction=1 / 3).features_of(50) == 17
     assert Sweep(feature_fraction=0.001).features_of(50) == 1
     shard = Shard(50, 2, 2, 3)
-    paper, half = (build_mdp(Sweep(feature_fraction=f), shard) for f in (None, 0.5))
+    paper, half = ((Sweep(feature_fraction=f)).model(shard) for f in (None, 0.5))
     assert (paper.n_features, half.n_features) == (5, 25)
     for x, y in zip(paper.successors, half.successors, strict=True):
         assert np.array_equal(x, y)
     assert np.array_equal(paper.R, half.R)
-    assert build_mdp(Sweep(feature_fraction=0.1), shard) == paper
+    assert (Sweep(feature_fraction=0.1)).model(shard) == paper
     assert Sweep(feature_fraction=None).fingerprint() == Sweep().fingerprint()
     assert Sweep(feature_fraction=0.5).fingerprint() != Sweep().fingerprint()
 

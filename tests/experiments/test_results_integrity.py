@@ -7,10 +7,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from nsrl.experiments.presets import Sweep
 from nsrl.experiments.report import load_per_mdp
-from nsrl.experiments.runner import compute_shard, run_sweep
+from nsrl.experiments.runner import run_sweep
 from nsrl.experiments.storage import Store, read_shard
+from nsrl.experiments.sweep import Sweep
+from nsrl.experiments.worker import compute_shard
 
 SMALL = Sweep(name="small", n_states=(10,), n_actions=(2,), branching=(1, 2), n_mdps=2,
               n_runs=2, n_iterations=3, schemes=("api", "psdp"))
@@ -40,7 +41,7 @@ def _set(table, name, values):
 def _other_sweep_shard(path, folder):
     other = Sweep(**{**SMALL.to_dict(), "noise": 0.2})
     store = Store(folder.parent / "other", other)
-    shard, columns, _ = compute_shard(other.to_dict(), SMALL.shards()[0])
+    shard, columns, _, _ = compute_shard(other.to_dict(), SMALL.shards()[0])
     store.write(shard, columns)
     shutil.copy(store.path(shard), path)
 

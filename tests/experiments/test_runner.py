@@ -11,11 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nsrl.experiments.presets import Sweep
-from nsrl.experiments.registry import load_sweep
+from nsrl.experiments.loader import load_sweep
 from nsrl.experiments.report import _wall_time
-from nsrl.experiments.runner import compute_shard, run_sweep
+from nsrl.experiments.runner import run_sweep
 from nsrl.experiments.storage import Store
+from nsrl.experiments.sweep import Sweep
+from nsrl.experiments.worker import compute_shard
 
 TINY = Sweep(name="tiny", n_states=(12,), n_actions=(2, 3), branching=(1, 2), n_mdps=2,
              n_runs=3, n_iterations=8, schemes=("api", "cpi+", "psdp", "nspi(3)"))
@@ -61,7 +62,7 @@ def test_a_shard_does_not_depend_on_the_rest_of_the_sweep(reference):
     """Derived seeds: a smaller sweep containing a shard computes it identically."""
     small = Sweep(**{**TINY.to_dict(), "n_actions": [3], "n_mdps": 2, "name": "small"})
     shard = small.shards()[-1]
-    _, cols, _ = compute_shard(small.to_dict(), shard)
+    _, cols, _, _ = compute_shard(small.to_dict(), shard)
     ref = reference[(reference["n_actions"] == 3) & (reference["branching"] == shard.branching)
                     & (reference["mdp"] == shard.mdp)]
     mine = pd.DataFrame(cols).sort_values(KEYS).reset_index(drop=True)
@@ -102,8 +103,7 @@ def test_resume_skips_finished_and_recomputes_corrupt_or_partial(tmp_path, refer
 def test_kill_and_resume_gives_the_uninterrupted_results(tmp_path, reference):
     """SIGKILL a `nsrl reproduce` process mid-run, resume it: identical table."""
     toml = tmp_path / "tiny.toml"
-    body = {k: v for k, v in TINY.to_dict().items() if v is not None}
-    toml.write_text("\n".join(f"{k} = {json.dumps(v)}" for k, v in body.items()) + "\n")
+    toml.write_text(TINY.to_toml())
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "nsrl.cli", "reproduce", "--preset", str(toml), "--out",
            str(out), "--jobs", "1", "--backend", "sequential", "--no-plot"]
@@ -152,7 +152,7 @@ def api_under_occupancy():
 
     register_scheme("apiocc", APIOcc)
     yield APIOcc
-    del SCHEMES[("apiocc", False)]
+    SCHEMES.unregister("apiocc")
 
 
 def test_a_scheme_without_engine_runs_on_the_reference_path(tmp_path, api_under_occupancy):
@@ -180,19 +180,18 @@ def test_a_scheme_without_engine_runs_on_the_reference_path(tmp_path, api_under_
 
 SAMPLED = Sweep(name="sampled", n_states=(20,), n_actions=(2, 3), branching=(2,), n_mdps=1,
                 n_runs=2, n_iterations=5, schemes=("api", "cpi(0.1)", "psdp", "nspi(3)"),
-                operator="lstdq", features="onehot", samples_per_pair=20)
+                operator={"name": "lstdq", "options": {"features": "onehot"}},
+                samples_per_pair=20)
 
 
 @pytest.mark.parametrize("operator", ["lstdq", "rollout-csc"])
 def test_sample_based_sweep_is_the_reference_run_for_any_worker_count(tmp_path, operator):
     """Each run is nsrl.run with a fresh operator (derived seeds, greedy errors measured);
     two loky workers give the sequential table."""
-    import dataclasses
-
     import nsrl
     from nsrl.model.garnet import garnet
 
-    sweep = dataclasses.replace(SAMPLED, operator=operator)
+    sweep = SAMPLED.replace(operator=operator)
     run_sweep(sweep, tmp_path / "seq", backend="sequential", progress=False)
     run_sweep(sweep, tmp_path / "par", jobs=2, progress=False)
     seq = table(tmp_path / "seq")
@@ -214,19 +213,13 @@ def test_sample_based_sweep_is_the_reference_run_for_any_worker_count(tmp_path, 
 def test_a_sample_based_sweep_keeps_the_projected_sweeps_fingerprints_and_seeds():
     """Adding operators changed nothing for the projected operator: same seeds, and the
     sample-based runs draw from other streams."""
-    projected = dataclasses_replace(SAMPLED, operator="projected", features="phi")
+    projected = SAMPLED.replace(operator="projected")
     shard = SAMPLED.shards()[0]
     a = projected.run_rngs(shard, "API")[0].random()
     b = SAMPLED.run_rngs(shard, "API")[0].random()
     legacy = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
         2014, spawn_key=(1, 20, 2, 2, 0, __import__("zlib").crc32(b"API"), 0)))).random()
     assert a == legacy and b != a
-
-
-def dataclasses_replace(sweep, **changes):
-    import dataclasses
-
-    return dataclasses.replace(sweep, **changes)
 
 
 def test_a_shard_holds_one_schemes_output_policy_at_a_time(monkeypatch):
@@ -238,12 +231,12 @@ def test_a_shard_holds_one_schemes_output_policy_at_a_time(monkeypatch):
     import weakref
 
     from nsrl.exact.evaluation import backend
-    from nsrl.experiments import runner
-    from nsrl.experiments.registry import load_experiment
+    from nsrl.experiments import worker
+    from nsrl.experiments.loader import load_experiment
     from nsrl.policies.stationary import Constant
 
     sweep = load_experiment("bigger-powered-tiny").sweeps()["grid-lstdq-25"]
-    real, alive, losses = runner.run, [], set()
+    real, alive, losses = worker.run, [], set()
 
     def watched(scheme, *args, **kwargs):
         backend(kwargs["mdp"])._memo.clear()
@@ -258,8 +251,8 @@ def test_a_shard_holds_one_schemes_output_policy_at_a_time(monkeypatch):
         losses.add(hist.losses.tobytes())
         return hist
 
-    monkeypatch.setattr(runner, "run", watched)
-    _, cols, _ = compute_shard(sweep.to_dict(), sweep.shards()[0])
+    monkeypatch.setattr(worker, "run", watched)
+    _, cols, _, _ = compute_shard(sweep.to_dict(), sweep.shards()[0])
     assert len(alive) >= len(sweep.schemes) // 2  # most schemes move from pi_0
     gc.collect()  # the shard's model and its backend: nothing outlives the shard
     assert all(ref() is None for ref in alive)

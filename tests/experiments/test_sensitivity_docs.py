@@ -56,7 +56,7 @@ def _manifest(folder, sweep):
 def test_a_reading_joins_the_study_only_from_its_own_complete_folder(tmp_path):
     import pytest
 
-    from nsrl.experiments.registry import load_sweep
+    from nsrl.experiments.loader import load_sweep
     from study.sensitivity.readings import add_reading
 
     with pytest.raises(ValueError, match=r"'fastest' is not a reading.*add it to VARIANTS"):
@@ -86,16 +86,15 @@ def test_the_committed_operator_errors_and_values_follow_from_their_script():
     import numpy as np
 
     from nsrl.exact import backend
-    from nsrl.experiments.domains import build_mdp
-    from nsrl.experiments.presets import Shard
     from nsrl.experiments.sensitivity import SWEEP
+    from nsrl.experiments.shards import Shard
     from nsrl.schemes import rules
 
     study = _study_operator_error()
     errors = pd.read_csv(FOLDER / "operator_error.csv")
     values = pd.read_csv(FOLDER / "garnet_values.csv").set_index(study.KEYS)
     for key in ((50, 5, 1, 0), (200, 2, 10, 3)):
-        mdp = build_mdp(SWEEP, Shard(*key))
+        mdp = SWEEP.model(Shard(*key))
         rows = errors.set_index(study.KEYS).loc[key].sort_values("draw")
         np.testing.assert_allclose(study.first_call_errors(mdp, key), rows["error"], rtol=1e-5)
         b = backend(mdp)

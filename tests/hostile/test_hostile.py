@@ -37,7 +37,7 @@ from hostile_inputs import (
 )
 
 import nsrl
-import nsrl.experiments.runner as runner
+import nsrl.experiments.checks as checks
 import nsrl.model.memory as memory
 from nsrl import FiniteMDP
 from nsrl.cli import main
@@ -191,7 +191,7 @@ ROWS = [
 def laptop(monkeypatch):
     """4 GiB available, whatever the machine."""
     monkeypatch.setattr(memory, "available_memory", lambda: 4 * GIB)
-    monkeypatch.setattr(runner, "available_memory", lambda: 4 * GIB)
+    monkeypatch.setattr(checks, "available_memory", lambda: 4 * GIB)
 
 
 @pytest.mark.parametrize(("action", "expected", "fragment"),

@@ -13,15 +13,15 @@ with a direct fallback), so the thresholds decide speed, never results. Tests pa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from nsrl.batched.linalg import gmres, sparse
 from nsrl.batched.linalg.functional import functional_values
 
-if TYPE_CHECKING:
-    from nsrl.batched.linalg.state import Batch
+# A nsrl.batched.linalg.state.Batch (which imports this module for its thresholds).
+Batch = Any
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ import pandas as pd
 
 from nsrl.exact import loss as exact_loss
 from nsrl.experiments.bigger import inference
-from nsrl.experiments.domains import build_mdp
 from nsrl.experiments.observations import markdown_table
 from nsrl.experiments.report import load_per_mdp
 from nsrl.experiments.sampled.analysis import loss_vs_samples
@@ -124,7 +123,7 @@ def pi0_losses(out, experiment) -> pd.Series:
     """
     path = Path(out) / f"{experiment.name}_pi0.csv"
     wanted = [(variant.split("-")[0], sweep, shard)
-              for variant, sweep in experiment.sweeps().items() if sweep.operator == "exact"
+              for variant, sweep in experiment.sweeps().items() if sweep.operator.name == "exact"
               for shard in sweep.shards()]
     keys = [(shard.n_states, shard.mdp, dom) for dom, _, shard in wanted]
     if path.exists():
@@ -133,7 +132,7 @@ def pi0_losses(out, experiment) -> pd.Series:
             return known
     rows = []
     for dom, sweep, shard in wanted:
-        mdp = build_mdp(sweep, shard)
+        mdp = sweep.model(shard)
         loss = exact_loss(mdp, Deterministic(np.zeros(mdp.n_states, dtype=np.int64)))
         rows.append({"n_states": shard.n_states, "mdp": shard.mdp, "domain": dom, "pi0": loss})
     table = pd.DataFrame(rows)

@@ -7,7 +7,7 @@ the RBF features, 10^5 transitions per call for the learners) with what a verdic
   :data:`UNITS` [10^5] = 5. A unit is a shard run once: on the grid worlds an MDP (its seed
   draws the obstacles), on the mountain car (one model) a set of run seeds, those of the
   operator's noise and samples (the shard index enters the run seeds,
-  :meth:`nsrl.experiments.presets.Sweep.run_rngs`). The car with the exact operator has no
+  :meth:`nsrl.experiments.sweep.Sweep.run_rngs`). The car with the exact operator has no
   random part: :data:`CAR_EXACT_UNITS` = 2 units check that its value repeats (its interval
   has width 0);
 * **iterations**: :data:`ITERATIONS` = 100, checked on the results: every exact-operator curve
@@ -28,7 +28,7 @@ from nsrl.experiments.bigger.analysis import analyse_powered
 from nsrl.experiments.bigger.sweep import SCHEMES as BIGGER_SCHEMES
 from nsrl.experiments.bigger.sweep import SWEEP as BIGGER
 from nsrl.experiments.experiment import Experiment
-from nsrl.experiments.presets import Sweep
+from nsrl.experiments.sweep import Sweep
 
 SCHEMES = (*BIGGER_SCHEMES, "nspi(10)", "nspi(30)")
 UNITS = {10_000: 10, 100_000: 5}
@@ -36,8 +36,7 @@ CAR_EXACT_UNITS = 2
 ITERATIONS = 100
 OPERATORS = {"exact": {"operator": "exact"}, "projected": {},
              "lstdq": {"operator": "lstdq"}, "rollout": {"operator": "rollout-csc"}}
-DOMAINS = {"grid": {"domain": "gridworld", "n_actions": (4,), "branching": (4,)},
-           "car": {"domain": "mountain-car", "n_actions": (3,), "branching": (3,)}}
+DOMAINS = {"grid": {"domain": "gridworld"}, "car": {"domain": "mountain-car"}}
 
 
 def size_label(n: int) -> str:
@@ -63,7 +62,9 @@ def family(name: str, units: dict[int, int], iterations: int, *, car_exact_units
         car_exact_units: units of the car with the exact operator (deterministic).
         base: the protocol the variants change (default: the ``bigger`` family's).
         schemes: the schemes run on every unit.
-        **change: further fields of every variant (e.g. ``budget``, ``n_features``).
+        **change: further changes of every variant (e.g. ``n_features``, or
+            ``carried={"budget": 200}``: the learners' budget, see
+            :data:`nsrl.experiments.bigger.sweep.SWEEP`).
     """
     if not units or any(n < 1 or u < 1 for n, u in units.items()):
         raise ValueError(f"family: units should map n_states to a positive count, got {units}.")
@@ -81,5 +82,5 @@ def family(name: str, units: dict[int, int], iterations: int, *, car_exact_units
 
 
 EXPERIMENT = family("bigger-powered", UNITS, ITERATIONS, car_exact_units=CAR_EXACT_UNITS)
-TINY = family("bigger-powered-tiny", {25: 2, 36: 2}, 4, n_features=9, budget=200)
+TINY = family("bigger-powered-tiny", {25: 2, 36: 2}, 4, n_features=9, carried={"budget": 200})
 """The same family in seconds: 25 and 36 cells, 2 units each, 4 iterations, 200 transitions."""

@@ -1,6 +1,6 @@
 """Section 5 on bigger structured domains with informative features (docs/bigger.md).
 
-Both structured families (nsrl.experiments.domains) at about 10^4 and 10^5 states; the seven
+Both structured families (nsrl.domains) at about 10^4 and 10^5 states; the seven
 schemes; each greedy operator on the domain's features, Phi = a 10 x 10 grid of Gaussian
 RBFs of the coordinates (100 features): the exact operator (the reference), the paper's
 projected one, LSTD-Q and rollouts + CSC (LogisticRegression), the last two with 10^5
@@ -9,14 +9,17 @@ engine (one evaluation per policy, certified iterative solves); grid worlds: 2 s
 per size, the mountain car (no random part): 1.
 """
 
-from nsrl.experiments.presets import Sweep
+from nsrl.experiments.sweep import Sweep
 
 SCHEMES = ("api", "api(0.1)", "cpi", "cpi(0.1)", "cpi+", "nspi(5)", "psdp")
-SWEEP = Sweep(name="bigger", domain="gridworld", n_states=(10_000, 100_000), n_actions=(4,),
-              branching=(4,), n_mdps=2, n_runs=1, n_iterations=10, schemes=SCHEMES,
-              n_features=100, feature_map="rbf", budget=100_000,
-              features="phi", engine="reference")
-_CAR = {"domain": "mountain-car", "n_actions": (3,), "branching": (3,), "n_mdps": 1}
+# The learners' budget is carried by the base sweep, whose operator (the projected one) does
+# not take it: the variants that switch to LSTD-Q or rollouts take it, and every variant's
+# fingerprint is the one its committed results were written under.
+SWEEP = Sweep(name="bigger", domain={"name": "gridworld", "options": {"feature_map": "rbf"}},
+              n_states=(10_000, 100_000), n_mdps=2, n_runs=1, n_iterations=10,
+              schemes=SCHEMES, n_features=100, carried={"budget": 100_000},
+              engine="reference")
+_CAR = {"domain": "mountain-car", "n_mdps": 1}
 _OPERATORS = {"exact": {"operator": "exact"}, "projected": {},
               "lstdq": {"operator": "lstdq"}, "rollout": {"operator": "rollout-csc"}}
 VARIANTS = {f"{domain}-{name}": {**change, **(_CAR if domain == "car" else {})}

@@ -86,11 +86,9 @@ def exact_step_losses(mdp) -> tuple[float, float]:
 
 def reference_losses(sweep) -> pd.DataFrame:
     """:func:`exact_step_losses` of every MDP of ``sweep``: columns KEYS, loss_pi0, loss_exact."""
-    from nsrl.experiments.domains import build_mdp
-
     rows = []
     for shard in sweep.shards():
-        l0, lx = exact_step_losses(build_mdp(sweep, shard))
+        l0, lx = exact_step_losses(sweep.model(shard))
         rows.append((shard.n_states, shard.n_actions, shard.branching, shard.mdp, l0, lx))
     return pd.DataFrame(rows, columns=KEYS + ["loss_pi0", "loss_exact"])
 

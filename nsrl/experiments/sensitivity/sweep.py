@@ -13,7 +13,7 @@ them would only cost time.
 
 from typing import Any
 
-from nsrl.experiments.presets import Sweep
+from nsrl.experiments.sweep import Sweep
 
 SWEEP = Sweep(name="sensitivity", n_mdps=5, n_runs=4)
 CPI_PLUS = {"schemes": ("cpi+",)}
@@ -38,26 +38,41 @@ CLOSEST_AT_PAPER_P = {"feature_law": "binary", "constant_feature": True, "noise_
 CONSTANT_SPAN = {"constant_feature": True, "noise_model": "span"}
 CONSTANT_SPAN_P06 = {"feature_fraction": 0.6, **CONSTANT_SPAN}
 CALIBRATED = {"feature_fraction": 0.85, **CONSTANT_SPAN}
+
+
+def reading(settings: dict[str, Any]) -> dict[str, Any]:
+    """A reading written as settings (the projected operator's options, p) as a sweep change.
+
+    Examples:
+        >>> reading({"feature_fraction": 0.6, "noise_model": "span"})
+        {'feature_fraction': 0.6, 'operator_options': {'noise_model': 'span'}}
+    """
+    operator = {k: v for k, v in settings.items() if k != "feature_fraction"}
+    return {**{k: v for k, v in settings.items() if k == "feature_fraction"},
+            **({"operator_options": operator} if operator else {})}
+
+
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
-    "no-noise": {"noise": 0.0},
-    "absolute-noise": {"noise_model": "absolute"},
-    "span-noise": {"noise_model": "span"},
-    "constant-feature": {"constant_feature": True},
-    "closest-at-paper-p": CLOSEST_AT_PAPER_P,
-    "constant-span-p0.6": CONSTANT_SPAN_P06,
-    "calibrated": CALIBRATED,
-    "exact-advantage": {"cpi_advantage": "exact", **CPI_PLUS},
-    **{f"epsilon-{e:g}": {"cpi_epsilon": e, **CPI_PLUS} for e in EPSILONS},
-    "largest-improving": {"line_search": "largest-improving", **CPI_PLUS},
-    "doubling": {"line_search": "doubling", **CPI_PLUS},
-    "estimated-scores": {"value_estimate": "estimated", **CPI_PLUS},
-    "exact-advantage+doubling": {"cpi_advantage": "exact", "line_search": "doubling",
-                                 **CPI_PLUS},
-    "exact-advantage+estimated-scores": {"cpi_advantage": "exact",
-                                         "value_estimate": "estimated", **CPI_PLUS},
-    "constant-feature+exact-advantage": {"constant_feature": True, "cpi_advantage": "exact",
+    "no-noise": {"operator_options": {"noise": 0.0}},
+    "absolute-noise": {"operator_options": {"noise_model": "absolute"}},
+    "span-noise": {"operator_options": {"noise_model": "span"}},
+    "constant-feature": {"operator_options": {"constant_feature": True}},
+    "closest-at-paper-p": reading(CLOSEST_AT_PAPER_P),
+    "constant-span-p0.6": reading(CONSTANT_SPAN_P06),
+    "calibrated": reading(CALIBRATED),
+    "exact-advantage": {"scheme_options": {"advantage": "exact"}, **CPI_PLUS},
+    **{f"epsilon-{e:g}": {"scheme_options": {"epsilon": e}, **CPI_PLUS} for e in EPSILONS},
+    "largest-improving": {"scheme_options": {"line_search": "largest-improving"}, **CPI_PLUS},
+    "doubling": {"scheme_options": {"line_search": "doubling"}, **CPI_PLUS},
+    "estimated-scores": {"operator_options": {"value_estimate": "estimated"}, **CPI_PLUS},
+    "exact-advantage+doubling": {"scheme_options": {"advantage": "exact",
+                                                    "line_search": "doubling"}, **CPI_PLUS},
+    "exact-advantage+estimated-scores": {"scheme_options": {"advantage": "exact"},
+                                         "operator_options": {"value_estimate": "estimated"},
                                          **CPI_PLUS},
+    "constant-feature+exact-advantage": {"operator_options": {"constant_feature": True},
+                                         "scheme_options": {"advantage": "exact"}, **CPI_PLUS},
 }
 # reading -> the reading whose other schemes it shares (it differs in CPI+'s options only).
 SHARES = {name: "constant-feature" if name.startswith("constant-feature+") else "default"
