@@ -30,6 +30,7 @@ after which ``nsrl.make_domain("chain", n_states=20, slip=0.2)`` builds one, a s
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -190,6 +191,12 @@ class DomainEntry(Entry):
         """Estimated bytes of one model (0 for a domain without one)."""
         if self.factory is None or self.nbytes is None:
             return 0
+        try:  # keyword where the estimate names it (a domain on other axes than Garnet's)
+            takes = "n_features" in inspect.signature(self.nbytes).parameters
+        except (TypeError, ValueError):
+            takes = False
+        if takes:
+            return int(self.nbytes(*instance.values(), n_features=n_features))
         return int(self.nbytes(*instance.values(), n_features))
 
 
@@ -262,7 +269,7 @@ def _register_gym_id(entry: DomainEntry) -> None:
 
     import gymnasium as gym
 
-    if entry.gym_id not in gym.registry:
+    if entry.gym_id is not None and entry.gym_id not in gym.registry:
         gym.register(id=entry.gym_id, entry_point=functools.partial(domain_env, entry.name),
                      max_episode_steps=1000)
 

@@ -69,7 +69,7 @@ def engine_for(scheme: Any) -> Callable:
             f"(engine='auto' does so by itself), or add one with "
             f"@nsrl.batched.register({name})."
         )
-    return entry.resolve()  # type: ignore[no-any-return]
+    return entry.resolve()
 
 
 def engine_entry(scheme_class: type) -> EngineEntry | None:

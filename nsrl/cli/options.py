@@ -23,7 +23,10 @@ def check_sample_memory(operator: str, mdp, transitions: int, what: str, fix: st
     from nsrl.greedy.registry import operator_entry
     from nsrl.model.memory import check_memory
 
-    need = operator_entry(operator).nbytes(mdp.n_states, mdp.n_actions, transitions)
+    nbytes = operator_entry(operator).nbytes
+    if nbytes is None:  # the operator declared no memory model
+        return
+    need = nbytes(mdp.n_states, mdp.n_actions, transitions)
     check_memory(need, f"{what} with {operator}", fix)
 
 

@@ -44,7 +44,7 @@ def learner(name: str) -> Callable[..., Any]:
     """
     entry = LEARNERS.lookup(name)
     try:
-        return entry.resolve()  # type: ignore[no-any-return]
+        return entry.resolve()
     except ImportError as exc:
         raise ValueError(f"the learner {name!r} needs a package that did not import ({exc}); "
                          f"for the SB3 agents: pip install 'nsrl[sb3]'.") from None

@@ -26,7 +26,7 @@ class ExperimentEntry(Entry):
     @property
     def experiment(self) -> Experiment:
         """The experiment."""
-        return self.factory  # type: ignore[no-any-return]
+        return self.factory
 
     def __getattr__(self, name: str) -> Any:
         """The experiment's own attributes (``base``, ``variants``, ``sweeps``...)."""

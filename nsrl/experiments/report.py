@@ -68,7 +68,7 @@ def load_per_mdp(out) -> tuple[Sweep, pd.DataFrame, Coverage]:
         if problem or table is None:
             coverage.excluded[path.name] = problem or "unreadable"
             continue
-        parts.append(per_mdp(table.to_pandas()))
+        parts.append(per_mdp(_with_instance(table.to_pandas())))
         coverage.intact += 1
     if not parts:
         why = f" ({coverage.problem()})" if coverage.excluded else ""
@@ -76,10 +76,27 @@ def load_per_mdp(out) -> tuple[Sweep, pd.DataFrame, Coverage]:
     return sweep, pd.concat(parts, ignore_index=True), coverage
 
 
+def _with_instance(df: pd.DataFrame) -> pd.DataFrame:
+    """The shard table with the paper's instance columns n_S, n_A and b.
+
+    0 where the domain has no such axis (a family with fixed actions and successors): one
+    group, never conditioned on.
+    """
+    for col in INSTANCE:
+        if col not in df.columns:
+            df[col] = 0
+    return df
+
+
+def conditions(sweep) -> dict[str, str]:
+    """The instance columns the report conditions on (the sweep's axes among n_S, n_A, b)."""
+    return {k: v for k, v in CONDITIONS.items() if k in sweep.axis_names}
+
+
 def balanced(pm: pd.DataFrame, sweep) -> tuple[pd.DataFrame, int]:
     """Keep the MDP indices that every instance of the sweep has (all of a complete run)."""
     have = pm.groupby(INSTANCE)["mdp"].unique()
-    n_instances = len(sweep.n_states) * len(sweep.n_actions) * len(sweep.branching)
+    n_instances = int(np.prod([len(v) for _, v in sweep.grid]))
     if len(have) < n_instances:
         return pm, 0
     common = set.intersection(*(set(v) for v in have))
@@ -102,7 +119,7 @@ def write_report(out) -> tuple[list[Path], Coverage]:
     plot_figure(overall, out / "expall.png", schemes, title="All instances")
     written += [out / "stats.csv", out / "expall.png"]
     conditioned = {}
-    for col, label in CONDITIONS.items():
+    for col, label in conditions(sweep).items():
         st = paper_stats(pm, [col])
         conditioned[col] = st
         st.to_csv(out / f"stats_{col}.csv", index=False)
@@ -281,7 +298,7 @@ def _summary_text(sweep, pm, overall, conditioned, coverage, n_common, out, obs)
         "",
     ]
     last = sweep.n_iterations
-    for col, label in CONDITIONS.items():
+    for col, label in conditions(sweep).items():
         st = conditioned[col]
         st = st[st["iteration"] == last]
         table = st.pivot(index="scheme", columns=col, values="mean").loc[list(final.index)]

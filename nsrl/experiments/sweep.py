@@ -167,6 +167,9 @@ class Sweep:
         entry = _entry("domain", domain_entry, dom.name)
         axes = {k: flat.pop(k) for k in list(flat) if k in entry.axis_names}
         rest, legacy = compat.split_flat(flat, record=_record)
+        if carried is not None and not isinstance(carried, Mapping):
+            raise InvalidParameterError(f"sweep field 'carried' should be a table of flat keys of "
+                                        f"earlier releases, got {carried!r}.")
         legacy = {**dict(carried or {}), **legacy}
         unknown = sorted(rest)
         if unknown:
@@ -298,17 +301,17 @@ class Sweep:
     @property
     def domain_entry(self) -> DomainEntry:
         """The domain's registry entry (as checked when the sweep was built)."""
-        return self._domain_entry  # type: ignore[attr-defined, no-any-return]
+        return self._domain_entry
 
     @property
     def domain_options(self) -> dict:
         """Every option of the domain, given or default (checked once)."""
-        return dict(self._domain_options)  # type: ignore[attr-defined]
+        return dict(self._domain_options)
 
     @property
     def operator_entry(self) -> OperatorEntry:
         """The operator's registry entry (as checked when the sweep was built)."""
-        return self._operator_entry  # type: ignore[attr-defined, no-any-return]
+        return self._operator_entry
 
     @property
     def sampled(self) -> bool:
@@ -318,7 +321,7 @@ class Sweep:
     def shards(self) -> list[Shard]:
         """Every shard, MDP index first: a partial run covers every instance evenly."""
         axes = self.domain_entry.axes
-        combos = [()]
+        combos: list[tuple[int, ...]] = [()]
         for _, values in self.grid:
             combos = [(*c, v) for c in combos for v in values]
         return [Shard(*c, i, axes=axes) for i in range(self.n_mdps) for c in combos]
@@ -347,12 +350,12 @@ class Sweep:
 
     def scheme(self, name: str) -> Scheme:
         """A fresh scheme ``name`` (canonical) with its options, checked when the sweep was."""
-        entry, options = self._scheme_entries[name]  # type: ignore[attr-defined]
-        return entry.cls(**options)  # type: ignore[no-any-return]
+        entry, options = self._scheme_entries[name]
+        return entry.cls(**options)
 
     def scheme_entry(self, name: str) -> SchemeEntry:
         """The registry entry of the scheme ``name`` (canonical)."""
-        return self._scheme_entries[name][0]  # type: ignore[attr-defined, no-any-return]
+        return self._scheme_entries[name][0]
 
     def budget_for(self, shard: Shard) -> int:
         """Transitions per greedy call on ``shard``: the operator's budget, or derived."""
@@ -363,7 +366,7 @@ class Sweep:
 
     def operator_options(self, shard: Shard | None = None) -> dict:
         """Every option of the operator (checked once); with ``shard``, its budget there."""
-        options = dict(self._operator_options)  # type: ignore[attr-defined]
+        options = dict(self._operator_options)
         if "budget" in options:
             if shard is None and "budget" not in self.operator.options:
                 options.pop("budget")
@@ -481,7 +484,7 @@ class Sweep:
         domain = Spec.of(changes.pop("domain", self.domain), "domain")
         axes = {a.name: a for a in domain_entry(domain.name).axes}
         data["grid"] = {k: v for k, v in self.grid if k in axes and (  # still valid there
-            axes[k].choices is None or set(v) <= set(axes[k].choices))}
+            (choices := axes[k].choices) is None or set(v) <= set(choices))}
         data["grid"].update({k: changes.pop(k) for k in list(changes) if k in axes})
         data["domain"] = Spec(domain.name, {**domain.options,
                                             **dict(changes.pop("domain_options", {}))})

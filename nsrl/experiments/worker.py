@@ -47,9 +47,9 @@ def shipped(sweep: Sweep) -> bytes:
     reported by name instead of as a broken process pool.
     """
     try:  # joblib's own dependency (vendored in joblib before 1.5)
-        import cloudpickle
+        import cloudpickle  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - joblib < 1.5
-        from joblib.externals import cloudpickle  # type: ignore[no-redef]
+        from joblib.externals import cloudpickle
 
     entries = [*SCHEMES.shipped(s.name for s in sweep.schemes),
                *OPERATORS.shipped([sweep.operator.name]),

@@ -18,7 +18,7 @@ accept its name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +69,7 @@ class OperatorEntry(Entry):
         """A fresh operator on ``mdp`` (the reference path), its options checked."""
         return self.resolve()(mdp, **self.check(options))
 
-    def check(self, options: dict) -> dict:
+    def check(self, options: Mapping[str, object]) -> dict:
         """Every option, given or default, checked (unknown: refused), then the constraint."""
         checked = super().check(options)
         self.constraint(checked)

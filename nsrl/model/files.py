@@ -14,6 +14,7 @@ import os
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -136,9 +137,10 @@ def save_mdp(mdp: FiniteMDP, path: str | Path) -> Path:
                               else np.zeros((mdp.n_states, 0)))
     # zlib gains little on random indices and probabilities and costs minutes at 10^6 states
     total = sum(np.asarray(x).nbytes for x in arrays.values())
-    save = np.savez_compressed if total <= _COMPRESS_MAX_BYTES else np.savez
-    # mypy matches **arrays against savez's allow_pickle: bool as well as its **kwds
-    atomic_write(path, lambda f: save(f, **arrays))  # type: ignore[arg-type]
+    # typed loosely: numpy's stubs match **arrays against savez's allow_pickle: bool too
+    save: Callable[..., None] = (np.savez_compressed if total <= _COMPRESS_MAX_BYTES
+                                 else np.savez)
+    atomic_write(path, lambda f: save(f, **arrays))
     return path
 
 

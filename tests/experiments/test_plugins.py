@@ -18,13 +18,11 @@ import pytest
 from nsrl.cli import build_parser, main
 
 PLUGIN_DIR = Path(__file__).resolve().parents[1] / "plugins"
-KEYS = ["n_states", "n_actions", "branching", "mdp", "scheme", "run", "iteration"]
+KEYS = ["n_states", "mdp", "scheme", "run", "iteration"]
 SWEEP = """
 plugins = ["nsrl_demo_plugin"]
 name = "chain-demo"
 n_states = [12, 16]
-n_actions = [2]
-branching = [2]
 n_mdps = 2
 n_runs = 2
 n_iterations = 5
@@ -46,8 +44,6 @@ name = "chain-demo"
 domain = "chain"
 domain_options = {slip = 0.2}
 n_states = [12, 16]
-n_actions = [2]
-branching = [2]
 n_mdps = 2
 n_runs = 2
 n_iterations = 5

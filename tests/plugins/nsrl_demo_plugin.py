@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import nsrl
+from nsrl.domains import Axis
 from nsrl.params import param
 from nsrl.schemes.base import Step
 
@@ -57,8 +58,8 @@ class APIOccupancy:
         return self.pi
 
 
-def chain(n_states: int, n_actions: int, branching: int, *, gamma: float,
-          rng: np.random.Generator, n_features: int | None, slip: float) -> nsrl.FiniteMDP:
+def chain(n_states: int, *, gamma: float, rng: np.random.Generator, n_features: int | None,
+          slip: float) -> nsrl.FiniteMDP:
     """A chain of n_states states: left or right, slipping the other way w.p. ``slip``.
 
     The reward is 1 at a right end drawn from ``rng``'s choice of end (the instance's random
@@ -79,5 +80,6 @@ nsrl.register_operator("randomised", RandomisedGreedy,
                        {"epsilon": param(float, 0.1, ge=0, le=1)},
                        summary="the exact greedy step with a fraction of random actions")
 nsrl.register_scheme("api-occ", APIOccupancy)
-nsrl.register_domain("chain", chain, {"slip": param(float, 0.1, ge=0, le=0.5)}, shape=(2, 2),
+nsrl.register_domain("chain", chain, {"slip": param(float, 0.1, ge=0, le=0.5)},
+                     axes=(Axis("n_states", "s", 3),), gym_id="Chain-v0",
                      summary="a chain that pays at one end")
