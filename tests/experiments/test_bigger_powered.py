@@ -401,3 +401,44 @@ def test_c_tests_list_each_comparison_as_the_verdict_judges_it():
     cell = pw.c_cell(c.reset_index()[lambda t: t["size"] == "400"])
     assert cell == "untestable on 5 units: 2 of 3 below API on average; above it: CPI+"
     assert pw.c_cell(c.reset_index()[lambda t: t["size"] == "100"]) == "3 of 3"
+
+
+def _check_script():
+    """benchmarks/check_provenance.py as a module (its sibling import needs benchmarks/)."""
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        spec = importlib.util.spec_from_file_location("check_provenance",
+                                                      ROOT / "benchmarks" / "check_provenance.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return module
+
+
+def test_the_provenance_check_tells_round_off_from_another_code():
+    check = _check_script()
+    rng = np.random.default_rng(4)
+    n = 200
+    old = {"scheme": np.repeat(["API", "PSDP"], n // 2).astype(object), "run": np.zeros(n),
+           "iteration": np.tile(np.arange(1, n // 2 + 1), 2), "memory": np.ones(n, np.int32),
+           "step": np.zeros(n), "loss": rng.uniform(1, 50, n)}
+    same = check.compare(dict(old), old)
+    assert same["bitwise"] and check.verdict(same, 1e-8, 1e-12) == "bitwise"
+    # the same code on other kernels: a few ulps on most rows, up to 1e-10 on a few
+    host = dict(old, loss=old["loss"] * (1 + 2e-16 * rng.choice([-1, 0, 1], n)))
+    host["loss"][:3] += 7e-11
+    c = check.compare(host, old)
+    assert not c["bitwise"] and c["max"] == pytest.approx(7e-11, rel=0.01)
+    assert check.verdict(c, 1e-8, 1e-12) == "round-off"
+    # another commit: every row moved by the solver's own error (another v*)
+    other = dict(old, loss=old["loss"] + 2.5e-11)
+    c = check.compare(other, old)
+    assert check.verdict(c, 1e-8, 1e-12) == "differs" and c["apart"] == ["API", "PSDP"]
+    assert check.rows_of(old, ["PSDP"])["scheme"].tolist() == ["PSDP"] * (n // 2)
+    # the committed check's rows, as the docs read them
+    rows = pw.provenance_checks(ROOT)
+    assert {"round-off", "differs"} >= set(rows["verdict"]) and len(rows) >= 2
