@@ -55,16 +55,26 @@ KEYS = ("scheme", "run", "iteration")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMBA_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
+# The child runs the exported package, whichever layout it has: the worker and the sweep
+# in modules of their own since issue 45, in runner.py and presets.py before (the family's
+# commits); the manifest's flat spec is read by both.
 _CHILD = """
-import json, sys
+import json, sys, warnings
 import numpy as np
-from nsrl.experiments.presets import Shard
-from nsrl.experiments.runner import compute_shard
-spec, shard, out = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
-_, cols, cpu = compute_shard(spec, Shard(*shard))
-np.savez(out, **{k: np.asarray(v) for k, v in cols.items()})
+try:
+    from nsrl.experiments.sweep import Sweep
+    from nsrl.experiments.worker import compute_shard
+except ImportError:
+    from nsrl.experiments.presets import Sweep
+    from nsrl.experiments.runner import compute_shard
+spec, name, out = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)  # a later release reads the flat spec
+    shard = next(s for s in Sweep.from_dict(spec).shards() if s.name == name)
+    result = compute_shard(spec, shard)
+np.savez(out, **{k: np.asarray(v) for k, v in result[1].items()})
 import nsrl
-print(json.dumps({"cpu": cpu, "package": nsrl.__file__}))
+print(json.dumps({"cpu": result[2], "package": nsrl.__file__}))
 """
 
 
@@ -77,8 +87,8 @@ def commit_of(variant: str) -> str:
     return prov[variant]
 
 
-def committed(variant: str, unit: int) -> tuple[dict, tuple[int, int, int, int], dict]:
-    """(the sweep's spec, the shard's key, its columns) as committed."""
+def committed(variant: str, unit: int) -> tuple[dict, str, dict]:
+    """(the sweep's spec, the shard's name, its columns) as committed."""
     folder = POWERED / variant
     spec = json.loads((folder / "manifest.json").read_text())["sweep"]
     hits = sorted((folder / "shards").glob(f"*_m{unit:03d}.parquet"))
@@ -87,17 +97,15 @@ def committed(variant: str, unit: int) -> tuple[dict, tuple[int, int, int, int],
     table = pq.read_table(hits[0])
     columns = {name: table.column(name).to_numpy(zero_copy_only=False)
                for name in table.column_names}
-    key = (spec["n_states"][0], spec["n_actions"][0], spec["branching"][0], unit)
-    return spec, key, columns
+    return spec, hits[0].stem, columns
 
 
-def recompute(package: str, spec: dict, key: tuple, tmp: str) -> tuple[dict, float]:
+def recompute(package: str, spec: dict, name: str, tmp: str) -> tuple[dict, float]:
     """The shard's columns computed by the package under ``package``, and its CPU seconds."""
     out = Path(tmp) / "columns.npz"
     env = {**os.environ, "PYTHONPATH": package, **dict.fromkeys(THREAD_VARS, "1")}
-    run = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(spec), json.dumps(key),
-                          str(out)], env=env, check=True, capture_output=True, text=True,
-                         cwd=tmp)
+    run = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(spec), name, str(out)],
+                         env=env, check=True, capture_output=True, text=True, cwd=tmp)
     result = json.loads(run.stdout.splitlines()[-1])
     if not result["package"].startswith(package):  # PYTHONPATH must win over the installed nsrl
         raise RuntimeError(f"the child imported {result['package']}, not the one under {package}")
@@ -179,14 +187,14 @@ def main() -> int:
     failed = 0
     for variant in args.variant:
         rev = args.rev or commit_of(variant)
-        spec, key, old = committed(variant, args.unit)
+        spec, name, old = committed(variant, args.unit)
         if args.schemes is not None:
             unknown = set(args.schemes) - set(spec["schemes"])
             if unknown:
                 raise SystemExit(f"{variant} runs no {', '.join(sorted(unknown))}")
             spec = {**spec, "schemes": [s for s in spec["schemes"] if s in args.schemes]}
         with tempfile.TemporaryDirectory() as tmp:
-            new, cpu = recompute(export(rev, tmp), spec, key, tmp)
+            new, cpu = recompute(export(rev, tmp), spec, name, tmp)
         if args.save:
             np.savez(args.save, **new)
         c = compare(new, rows_of(old, args.schemes))
