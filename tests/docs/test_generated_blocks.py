@@ -181,3 +181,30 @@ def test_a_changed_bigger_session_log_updates_the_run_times(copy):
     # projected, and the measured / projected ratio of the committed variants
     assert render_pages(copy) == [] and check_pages(copy) == []
     assert "2 787 worker CPU s" in (copy / "docs" / "bigger.md").read_text()
+
+
+def test_a_changed_powered_analysis_moves_its_family_marks_and_edges(copy):
+    """The answer's marks and edges read the committed comparisons and margins."""
+    run = copy / "docs" / "bigger" / "powered_run"
+    # CPI+ below CPI(0.1) on grid-projected-1e4: significant over the family -> in its
+    # variant only ("**" -> "*" in O2's table; the counts and the lists move with it)
+    _edit(run / "bigger-powered_comparisons.csv",
+          "grid-projected-1e4,grid,projected,0.007875369117122156,True",
+          "grid-projected-1e4,grid,projected,0.07875369117122156,False")
+    stale = {f.finding.name for f in check_pages(copy)}
+    assert {"powered-answer-o2", "powered-significant", "powered-family-holm",
+            "powered-stars.o2"} <= stale
+    assert "powered-answer-o3" not in stale and "powered-edges" not in stale
+    # O3's gap on the grid world with the projected operator, 10.02% with a standard error
+    # of 6.3 points: on the edge; with a standard error of 0.01 point it is firm
+    _edit(run / "bigger-powered_margins.csv",
+          "-0.00020302456836510108,0.0632610267091711,False,True,grid,projected",
+          "-0.00020302456836510108,0.0001,False,False,grid,projected")
+    stale = {f.finding.name for f in check_pages(copy)}
+    assert {"powered-answer-o3", "powered-edges", "powered-verdicts.o3",
+            "powered-summary"} <= stale
+    assert render_pages(copy) == [] and check_pages(copy) == []
+    page = (copy / "docs" / "bigger.md").read_text()
+    assert "| grid world, 1e4 | 4.33 [1.49, 7.18] | -1.34 [-1.71, -0.97]* |" in page
+    assert ("does not hold: API(0.1) and CPI(0.1) apart 10.02%, against <= 10%: margin "
+            "-0.02 pp, se 0.01 pp") in page

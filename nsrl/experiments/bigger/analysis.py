@@ -64,19 +64,27 @@ def analyse_powered(out, experiment) -> list[Path]:
     """Write the powered family's tables in ``out`` (each ``<name>_*.csv``) and ``<name>.md``.
 
     ``_intervals.csv``: final mean loss per variant, size and scheme with its 95% t-interval;
-    ``_comparisons.csv``: every pair of schemes, paired on units, Holm-corrected per variant
-    and size; ``_flatness.csv``: the exact operator's curves against the flatness criterion;
-    ``_observations.csv``: O1-O6 and C per domain and operator (both sizes pooled);
-    ``_pi0.csv``: pi_0's loss per unit (computed once, read back on a later analysis).
+    ``_comparisons.csv``: every pair of schemes, unit by unit, Holm-corrected per variant
+    and size and over the whole family (:func:`inference.family_holm`); ``_flatness.csv``:
+    the exact operator's curves against the flatness criterion; ``_observations.csv``: O1-O6
+    and C per domain and operator (both sizes pooled); ``_c.csv``: C's comparisons one by
+    one (:func:`inference.c_tests`); ``_margins.csv``: each thresholded clause of O1-O6 with
+    its distance to the threshold and standard error, and O6 on the direct tau
+    (:func:`inference.margins`); ``_units.csv``: the final loss of every variant, unit and
+    scheme; ``_pi0.csv``: pi_0's loss per unit (computed once, read back on a later
+    analysis).
     """
     out = Path(out)
     pms = variant_tables(out, experiment)
-    intervals, comparisons, observed = [], [], []
+    intervals, comparisons, observed, finals = [], [], [], []
     for variant, (dom, op, _, pm) in pms.items():
         units = inference.unit_table(pm)
         tag = {"variant": variant, "domain": dom, "operator": op}
         intervals.append(inference.final_intervals(units).assign(**tag))
         comparisons.append(inference.paired_comparisons(units).assign(**tag))
+        finals.append(units.reset_index()
+                      .melt(id_vars=["n_states", "mdp"], var_name="scheme", value_name="loss")
+                      .dropna(subset=["loss"]).assign(**tag))
     pi0 = pi0_losses(out, experiment)
     flat = pd.concat([inference.flatness(pm, pi0.xs(dom, level="domain"))
                       .assign(variant=v, domain=dom)
@@ -84,12 +92,19 @@ def analyse_powered(out, experiment) -> list[Path]:
     by_domain: dict[tuple[str, str], list[pd.DataFrame]] = {}
     for dom, op, _, pm in pms.values():
         by_domain.setdefault((dom, op), []).append(pm)
+    c_tests, margins = [], []
     for (dom, op), parts in by_domain.items():
-        obs = inference.domain_observations(pd.concat(parts, ignore_index=True))
-        observed.append(obs.assign(domain=dom, operator=op))
+        pooled = pd.concat(parts, ignore_index=True)
+        tag = {"domain": dom, "operator": op}
+        observed.append(inference.domain_observations(pooled).assign(**tag))
+        c_tests.append(inference.c_tests(pooled).assign(**tag))
+        margins.append(inference.margins(pooled).assign(**tag))
     tables = {"intervals": pd.concat(intervals, ignore_index=True),
-              "comparisons": pd.concat(comparisons, ignore_index=True),
-              "flatness": flat, "observations": pd.concat(observed, ignore_index=True)}
+              "comparisons": inference.family_holm(pd.concat(comparisons, ignore_index=True)),
+              "flatness": flat, "observations": pd.concat(observed, ignore_index=True),
+              "c": pd.concat(c_tests, ignore_index=True),
+              "margins": pd.concat(margins, ignore_index=True),
+              "units": pd.concat(finals, ignore_index=True)}
     written = []
     for key, table in tables.items():
         path = out / f"{experiment.name}_{key}.csv"
@@ -160,16 +175,29 @@ def powered_summary(experiment, tables: dict[str, pd.DataFrame]) -> str:
                 for r in part.sort_values("mean").itertuples()]
         cmp_ = tables["comparisons"]
         sig = cmp_[(cmp_["variant"] == variant) & cmp_["significant"]]
-        pairs = [f"{better} < {b if better == a else a}" for a, b, better in
-                 zip(sig["a"], sig["b"], sig["better"], strict=True)]
+        pairs = [f"{better} < {b if better == a else a}"
+                 + ("" if family else " (not over the family)")
+                 for a, b, better, family in
+                 zip(sig["a"], sig["b"], sig["better"], sig["significant_family"], strict=True)]
         lines += [f"## {variant}: final loss, mean over units and 95% t-interval", "",
                   "| scheme | units | mean | 95% interval |", "|---|---|---|---|", *rows, "",
-                  f"Paired comparisons significant after Holm (paired t, level "
-                  f"{inference.ALPHA:g}): {len(sig)} of "
-                  f"{int((cmp_['variant'] == variant).sum())}"
-                  + ("; " + ", ".join(pairs) if pairs else ""), ""]
-    obs = tables["observations"]
+                  f"Paired comparisons significant after Holm over the variant's pairs (paired "
+                  f"t, level {inference.ALPHA:g}): {len(sig)} of "
+                  f"{int((cmp_['variant'] == variant).sum())}, "
+                  f"{int(sig['significant_family'].sum())} of them after Holm over the "
+                  f"family's {len(cmp_)}" + ("; " + ", ".join(pairs) if pairs else ""), ""]
+    obs, margins = tables["observations"], tables["margins"]
     for (dom, op), part in obs.groupby(["domain", "operator"], sort=False):
+        clauses = margins[(margins["domain"] == dom) & (margins["operator"] == op)]
         lines += [f"## Section 5's observations: {dom}, {op} operator (both sizes pooled)", "",
-                  markdown_table(part), ""]
+                  markdown_table(part), "",
+                  "Each thresholded clause: its distance to the threshold (> 0: holds), the "
+                  "statistic's bootstrap standard error over the units, and whether one "
+                  "standard error (or a tie) could move it across:", "",
+                  "| | clause | statistic | threshold | distance | se | holds | within |",
+                  "|---|---|---|---|---|---|---|---|",
+                  *(f"| {r.observation} | {r.clause} | {r.statistic:.4g} | {r.relation} "
+                    f"{r.limit:g} | {r.distance:.3g} | {r.se:.2g} | {r.holds} | {r.within} |"
+                    for r in clauses.itertuples()),
+                  ""]
     return "\n".join(lines)
