@@ -55,6 +55,7 @@ from sklearn.utils.validation import has_fit_parameter
 
 from nsrl.greedy.base import Estimator, Greedy, Occupancy, Rho
 from nsrl.greedy.critic import Record, fit_weighted, make_critic, tail
+from nsrl.greedy.csc import SoftmaxCSC
 from nsrl.greedy.features import EstimatorPolicy, StateFeatures, make_features
 from nsrl.greedy.sampling import action_probs, make_sampler, sample_states
 from nsrl.greedy.sampling.common import Rollouts, dense_indices, merge_states
@@ -82,6 +83,25 @@ def _check_int(name: str, value: object, hint: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
         raise ValueError(f"{name} should be an int >= 1, got {value!r}; {hint}")
     return int(value)
+
+
+def label_weights(q: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The weighted all-pairs labels as a matrix: ``out[s, a]``, the weight of s labelled a.
+
+    ``w(s, a) = sum_b (Q(s, a) - Q(s, b))^+`` times the draws of s, rescaled so that the
+    weights sum to the number of (draw, label) examples with a positive weight (module
+    docstring); where every state is a tie, the argmax of Q with the draws as weights.
+
+    Examples:
+        >>> label_weights(np.array([[1.0, 0.0, 0.0], [2.0, 2.0, 2.0]]), np.array([1.0, 3.0]))
+        array([[1., 0., 0.],
+               [0., 0., 0.]])
+    """
+    w = np.clip(q[:, :, None] - q[:, None, :], 0.0, None).sum(axis=2) * counts[:, None]
+    if not np.any(w > 0):  # every sampled state is a tie: plain labels
+        w = np.zeros(q.shape)
+        w[np.arange(len(q)), np.argmax(q, axis=1)] = counts
+    return w * (float(counts @ np.count_nonzero(w > 0, axis=1)) / w.sum())
 
 
 class _RolloutOperator:
@@ -314,6 +334,7 @@ class RolloutCSC(_RolloutOperator):
     """
 
     _sparse = True  # set to False once the classifier has refused sparse input
+    _previous: SoftmaxCSC | None = None  # the last call's fit (SoftmaxCSC's warm start)
 
     def _check_estimator(self, estimator: Estimator) -> Estimator:
         if not _is(is_classifier, estimator):
@@ -334,9 +355,13 @@ class RolloutCSC(_RolloutOperator):
             counts: np.ndarray | None = None) -> EstimatorPolicy:
         """Weighted all-pairs labels from Q estimates, then a clone of the classifier.
 
-        ``counts[i]`` (default 1) is how many draws row i stands for.
+        ``counts[i]`` (default 1) is how many draws row i stands for. A
+        :class:`~nsrl.greedy.csc.SoftmaxCSC` gets the weights as one row per state
+        (:func:`label_weights`), any other classifier one weighted row per (state, label).
         """
         counts = np.ones(len(q)) if counts is None else np.asarray(counts, dtype=np.float64)
+        if isinstance(self.estimator, SoftmaxCSC):
+            return self._fit_soft(x, q, counts)
         w = np.clip(q[:, :, None] - q[:, None, :], 0.0, None).sum(axis=2)  # w[s, a]
         rows, labels = np.nonzero(w > 0)
         weights = w[rows, labels] * counts[rows]
@@ -359,6 +384,22 @@ class RolloutCSC(_RolloutOperator):
             self._sparse = False  # this classifier wants dense input: give it that from now on
             clf = clone(self.estimator)
             clf.fit(dense, labels, sample_weight=weights)
+        return self._policy(classifier=clf)
+
+    def _fit_soft(self, x: np.ndarray | sparse.csr_matrix, q: np.ndarray,
+                  counts: np.ndarray) -> EstimatorPolicy:
+        """The same objective as the weighted rows, one row per state (SoftmaxCSC).
+
+        With ``warm_start`` the fit starts from the previous call's coefficients.
+        """
+        weights = label_weights(q, counts)
+        used = np.flatnonzero(weights.sum(axis=0) > 0)
+        if used.size == 1:
+            return self._policy(constant=int(used[0]))
+        clf = clone(self.estimator)
+        previous = self._previous if self.estimator.warm_start else None
+        clf.fit_label_weights(self._sparse_design(x), weights, init=previous)
+        self._previous = clf
         return self._policy(classifier=clf)
 
     def _sparse_design(self, x: np.ndarray | sparse.csr_matrix) -> np.ndarray | sparse.csr_matrix:
