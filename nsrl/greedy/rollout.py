@@ -320,7 +320,11 @@ class RolloutCSC(_RolloutOperator):
     Args:
         env: a Gymnasium env: the native vector env (fast path) or any env with
             ``reset(options={"state": s})`` (generic path).
-        classifier: any scikit-learn classifier whose ``fit`` takes ``sample_weight``.
+        classifier: any scikit-learn classifier whose ``fit`` takes ``sample_weight``
+            (fitted on one weighted row per state and label), or a
+            :class:`~nsrl.greedy.csc.SoftmaxCSC` (fitted on one row per state with the
+            weights as soft labels, the same objective as ``LogisticRegression``'s; the
+            registry's ``rollout-csc`` default), warm-started from the previous call's fit.
         budget: transitions per greedy call (sets the number of states N), or
         n_states: N directly.
         n_rollouts: K rollouts per state and action (default ``DEFAULTS["n_rollouts"]``).
