@@ -107,7 +107,7 @@ def captured(every: int) -> list[str]:
     totals = dict.fromkeys(METHODS, 0.0)
     per_scheme: dict[str, dict[str, float]] = {}
     previous: dict[str, SoftmaxCSC] = {}
-    worst = 0.0
+    worst = -np.inf
     for key, states, weights in fits:
         scheme = key.split("_")[0]
         x = phi[states]

@@ -42,10 +42,11 @@ from nsrl.greedy.csc_solvers import Problem, is_sparse, newton, scipy_solve
 
 # Newton up to this many free parameters K(d + 1), scipy's trust-ncg beyond (solver="auto"):
 # on a fit of the 10^4 grid world (8 931 states) with RBF grids of growing size
-# (benchmarks/bench_csc_fit.py --threshold) Newton took 2.9 CPU s against trust-ncg's 9.0 at
-# 1 604 parameters, 9.0 against 17.4 at 2 504, 19.6 against 18.1 at 3 604: its Hessian,
-# (K - 1) K / 2 products of n (d + 1)^2 and a Cholesky of (K (d + 1))^3 / 3, grows faster
-# than trust-ncg's Hessian-vector products. L-BFGS was slower than trust-ncg at every size.
+# (benchmarks/results/bench_csc_fit.txt, shared machine) Newton took 2.8 CPU s against
+# trust-ncg's 8.7 at 1 604 parameters, 9.0 against 14.6 at 2 504, 17.9 against 18.7 at 3 604:
+# its Hessian, (K - 1) K / 2 products of n (d + 1)^2 and a Cholesky of (K (d + 1))^3 / 3,
+# grows faster than trust-ncg's Hessian-vector products. L-BFGS was slower than trust-ncg at
+# every size, and on one-hot states (35 728 parameters) trust-ncg took 0.35 s, L-BFGS 3.9.
 NEWTON_MAX = 3000
 SOLVERS = ("auto", "newton", "trust-ncg", "lbfgs")
 
