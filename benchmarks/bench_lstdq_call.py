@@ -28,8 +28,13 @@ target that mixes actions across states, as every later call's does).
   child process on PYTHONPATH), beside today's, interleaved, best of 3: the issue's target is
   a call <= 1 s on one core, with the figure of before beside it.
 
+* **later** (``--part later``): a run's successive calls with the default store (reuse), each
+  drawing 10^5 new uniform-walk transitions (the store grows by 10^5 per call), the target
+  the previous call's greedy policy (API's), one core: the seconds of each call, and the
+  non-zeros of the system and of its LU (COLAMD), whose fill grows with the stored data.
+
 Run: ``python benchmarks/bench_lstdq_call.py [--cap 120] [--skip-iterative] [--part ridge]
-[--before f3f294f]`` (``--part ridge`` runs that part alone).
+[--before f3f294f]`` (``--part ridge`` runs that part alone; ``--part later --calls 5``).
 """
 
 from __future__ import annotations
@@ -330,12 +335,36 @@ def before(rev, env, phi, data, pi1):
             print(f"| {name} | {min(olds):.2f} | {min(news):.2f} | {same} |", flush=True)
 
 
+def later(env, phi, calls):
+    """Successive greedy calls with the store, as in a run (see the module docstring)."""
+    op = nsrl.LSTDQ(env, budget=BUDGET, features=phi)
+    rng = np.random.default_rng(3)
+    target = nsrl.constant()
+    print(f"\n### A run's successive calls with the store, {BUDGET:,} new transitions per call, "
+          f"one core\n\n| call | stored | call s | system non-zeros | LU non-zeros (COLAMD) |"
+          f"\n|---:|---:|---:|---:|---:|", flush=True)
+    for k in range(calls):
+        with threadpool_limits(1):
+            t0 = time.process_time()
+            out = op.greedy(target, nsrl.Nu(), rng)
+            seconds = time.process_time() - t0
+            system = op._system(None, rng)
+            F = system.gram + op.ridge * system.scale * sp.identity(system.d, format="csr")
+            A = (F - op.gamma * system.cross(target)).tocsc()
+            lu = spla.splu(A, permc_spec=DEFAULT_ORDERING)
+        print(f"| {k + 1} | {len(op.store):,} | {seconds:.2f} | {A.nnz:,} | "
+              f"{lu.L.nnz + lu.U.nnz:,} |", flush=True)
+        del lu
+        target = out.policy
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cap", type=float, default=120.0,
                         help="seconds after which today's path is stopped")
     parser.add_argument("--skip-iterative", action="store_true")
-    parser.add_argument("--part", choices=["all", "ridge", "before"], default="all")
+    parser.add_argument("--part", choices=["all", "ridge", "before", "later"], default="all")
+    parser.add_argument("--calls", type=int, default=5, help="calls of --part later")
     parser.add_argument("--before", metavar="REV", default=None,
                         help="also time the calls at revision REV (e.g. f3f294f)")
     args = parser.parse_args()
@@ -349,6 +378,9 @@ def main():
         draw = time.perf_counter() - t0
     print(f"drawing {BUDGET:,} transitions (uniform walks, not in the calls below): "
           f"{draw:.2f} s")
+    if args.part == "later":
+        later(env, tiles, args.calls)
+        return
     if args.part == "ridge":
         _, _, pi1 = call(env, tiles, data, nsrl.constant(), "COLAMD")
         ridges(env, tiles, data, pi1)

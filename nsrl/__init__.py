@@ -67,10 +67,11 @@ except PackageNotFoundError:  # a source tree that was never installed
 # Loaded on first use: `import nsrl` imports neither the scikit-learn estimators behind the
 # sample-based operators nor torch (Stable-Baselines3).
 if TYPE_CHECKING:  # the lazy names, for type checkers
-    from nsrl.greedy import LSTDQ, RolloutCSC, RolloutRegression
+    from nsrl.greedy import LSTDQ, RolloutCSC, RolloutRegression, SoftmaxCSC
     from nsrl.sb3 import SB3Policy, SB3VecEnv, from_sb3, to_sb3
 
 _LAZY = {"RolloutCSC": "nsrl.greedy", "RolloutRegression": "nsrl.greedy", "LSTDQ": "nsrl.greedy",
+         "SoftmaxCSC": "nsrl.greedy",
          "from_sb3": "nsrl.sb3", "to_sb3": "nsrl.sb3", "SB3Policy": "nsrl.sb3",
          "SB3VecEnv": "nsrl.sb3", "register_experiment": "nsrl.experiments.registry"}
 
@@ -101,6 +102,7 @@ __all__ = [
     "RolloutRegression",
     "SB3Policy",
     "SB3VecEnv",
+    "SoftmaxCSC",
     "Stochastic",
     "concentrability",
     "constant",

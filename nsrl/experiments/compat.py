@@ -154,6 +154,21 @@ def apply_flat(flat: Mapping[str, Any], operator: dict, domain: dict, scheme_opt
     return carried
 
 
+def legacy_options(operator: str) -> dict:
+    """The options that reproduce an earlier release's results with ``operator`` (by name).
+
+    An operator whose default changed declares the value its published results used
+    (:attr:`nsrl.greedy.registry.OperatorEntry.legacy`; rollouts + CSC: the logistic fit).
+
+    Examples:
+        >>> legacy_options("rollout-csc")
+        {'classifier': 'logistic'}
+    """
+    from nsrl.greedy.registry import operator_entry
+
+    return dict(operator_entry(operator).legacy)
+
+
 def flat_view(sweep: Sweep) -> dict:
     """The sweep as the flat dict of earlier releases (what their fingerprints hashed)."""
     op, dom = sweep.operator, sweep.domain
@@ -187,7 +202,11 @@ def _uniform(sweep: Sweep, option: str) -> Any:
 def beyond_flat(sweep: Sweep) -> dict:
     """What the flat form cannot say, keyed for the fingerprint (empty for a flat sweep)."""
     extra: dict[str, Any] = {}
-    operator = {k: v for k, v in sweep.operator.options.items() if k not in OPERATOR_FLAT}
+    legacy = sweep.operator_entry.legacy  # hashed where the value differs from it (only)
+    operator = {k: v for k, v in sweep.operator.options.items()
+                if k not in OPERATOR_FLAT and k not in legacy}
+    effective = sweep.operator_options()
+    operator.update({k: effective[k] for k in legacy if effective[k] != legacy[k]})
     if operator:
         extra["operator_options"] = operator
     flat = {option: _uniform(sweep, option) for option in SCHEME_FLAT.values()}

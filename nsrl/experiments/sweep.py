@@ -177,6 +177,8 @@ class Sweep:
                              f"{sorted(_SETTINGS)}, the domain's axes {list(entry.axis_names)},"
                              f" or domain, operator, schemes, scheme_options, grid.")
         op = Spec.of(operator, "operator").to_dict()
+        if _record and isinstance(operator, str):  # a manifest of an earlier release
+            op["options"] = compat.legacy_options(op["name"])
         dom_dict = dom.to_dict()
         shared = dict(scheme_options or {})
         scheme_specs = [Spec.of(s, "schemes") for s in _items(schemes, "schemes")]

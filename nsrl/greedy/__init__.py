@@ -1,6 +1,6 @@
 """Greedy operators: exact, the paper's noisy projection, and sample-based ones.
 
-The sample-based operators (RolloutCSC, RolloutRegression, LSTDQ), LSTD-Q's
+The sample-based operators (RolloutCSC, RolloutRegression, LSTDQ) and SoftmaxCSC, LSTD-Q's
 TransitionStore and the feature maps of coordinates (TileCoding, RBFGrid) load lazily, so that
 ``import nsrl`` does not import scikit-learn.
 """
@@ -12,6 +12,7 @@ from nsrl.greedy.model_based import ExactGreedy, ProjectedGreedy
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers
     from nsrl.greedy.critic import ExactCritic, RegressionCritic
+    from nsrl.greedy.csc import SoftmaxCSC
     from nsrl.greedy.feature_maps import (
         RBFGrid,
         TileCoding,
@@ -39,6 +40,7 @@ __all__ = [
     "RegressionCritic",
     "RolloutCSC",
     "RolloutRegression",
+    "SoftmaxCSC",
     "TileCoding",
     "TransitionStore",
     "check_operator",
@@ -49,6 +51,7 @@ __all__ = [
 _LAZY = {
     "RolloutCSC": "nsrl.greedy.rollout",
     "RolloutRegression": "nsrl.greedy.rollout",
+    "SoftmaxCSC": "nsrl.greedy.csc",
     "LSTDQ": "nsrl.greedy.lstdq",
     "TransitionStore": "nsrl.greedy.transitions",
     "QTablePolicy": "nsrl.greedy.qpolicy",

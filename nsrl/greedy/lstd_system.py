@@ -285,6 +285,7 @@ class DenseGram:
                sign: float = 1.0) -> None:
         """Add (``sign`` = 1) or remove (``sign`` = -1) the sums of ``data``."""
         phi = self.features(data.obs)
+        check_features(phi, "LSTDQ's features of the stored transitions")
         w = sign * (np.ones(len(phi)) if weights is None else np.asarray(weights, float))
         n, p = phi.shape
         if self.gram is None or self.b is None:
@@ -350,6 +351,33 @@ class DenseSystem:
                 if len(sub):
                     out[a * p:(a + 1) * p, b * p:(b + 1) * p] += \
                         (self.wphi[sub] * weights[sub, b, None]).T @ self.phi_next[sub]
+
+
+# The largest feature magnitude LSTD-Q takes: its sums of products of features over up to
+# 10^12 transitions stay far from overflow (1e308) below it.
+FEATURE_MAX = 1e100
+
+
+def check_features(x: Matrix, what: str) -> None:
+    """Refuse features that are NaN, infinite or so large that the statistics overflow.
+
+    Raises:
+        ValueError: naming the first bad entry (row, column, value) and the fix.
+    """
+    values = x.data if _sparse(x) else np.asarray(x)
+    bad = ~np.isfinite(values) | (np.abs(values) > FEATURE_MAX)
+    if not np.any(bad):
+        return
+    first = int(np.flatnonzero(bad.ravel())[0])
+    if _sparse(x):
+        coo = x.tocoo()  # the same entries in the same order (canonical CSR)
+        where: tuple[int, ...] = (int(coo.row[first]), int(coo.col[first]))
+    else:
+        where = tuple(int(k) for k in np.unravel_index(first, bad.shape))
+    value = float(values.ravel()[first])
+    raise ValueError(f"{what} should be finite with entries of magnitude <= {FEATURE_MAX:g} "
+                     f"(their products are summed over the transitions), got {value!r} at "
+                     f"{where} ({int(bad.sum())} such entries); fix or rescale the features.")
 
 
 def is_identity(table: Matrix) -> bool:

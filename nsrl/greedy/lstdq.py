@@ -56,6 +56,7 @@ from nsrl.greedy.lstd_system import (
     DenseSystem,
     IndexSystem,
     System,
+    check_features,
     check_ordering,
     is_identity,
     solve_target,
@@ -63,6 +64,7 @@ from nsrl.greedy.lstd_system import (
 from nsrl.greedy.qpolicy import LinearQ, QTablePolicy
 from nsrl.greedy.sampling import Transitions, action_probs, make_sampler
 from nsrl.greedy.transitions import IndexCounts, TransitionStore
+from nsrl.model.memory import check_memory
 from nsrl.policies import AnyPolicy, Constant, Mixture, NonStationary, Policy
 
 __all__ = ["LSTDQ", "LinearQ", "QTablePolicy"]
@@ -70,6 +72,8 @@ __all__ = ["LSTDQ", "LinearQ", "QTablePolicy"]
 DEFAULT_STORE = 1_000_000  # transitions a store keeps (at least one call's budget)
 RIDGE_ONE_HOT, RIDGE_FEATURES = 1e-3, 10.0  # default ridges, in transitions
 VALUE_STARTS = 10_000  # reset draws behind nu_hat for the LSTD value estimate
+# Bytes per transition drawn and stored (tracemalloc on Garnets, n_S = 50-200: 135-150)
+BYTES_PER_TRANSITION = 160
 
 
 def _check_target(target: AnyPolicy) -> None:
@@ -146,9 +150,13 @@ class LSTDQ:
             raise ValueError(f"need ridge >= 0 (or None) and explore in [0, 1], got {ridge}, "
                              f"{explore}.")
         self.budget, self.explore = int(budget), float(explore)
+        check_memory(BYTES_PER_TRANSITION * self.budget, f"LSTDQ(budget={self.budget})",
+                     "lower the budget (transitions drawn per greedy call)")
         self.sparse_ordering = check_ordering(sparse_ordering)
         self.store = self._make_store(reuse, store)
         self.features = make_features(features, env, self.sampler.mdp)
+        if self._index:
+            check_features(self._table, "LSTDQ's feature table")
         local = self._index and (is_identity(self.features.table)
                                  or sp.issparse(self.features.table))
         self.ridge = float(ridge) if ridge is not None else (
@@ -266,8 +274,10 @@ class LSTDQ:
                 cache[id(pi)] = (pi, action_probs(self.sampler, pi, data.next_states,
                                                   data.next_obs, rng))
             return cache[id(pi)][1]
-        return DenseSystem(self.features(data.obs), self.features(data.next_obs), data,
-                           weights, self.n_actions, probs, sums)
+        phi, phi_next = self.features(data.obs), self.features(data.next_obs)
+        check_features(phi, "LSTDQ's features of the stored states")
+        check_features(phi_next, "LSTDQ's features of the stored next states")
+        return DenseSystem(phi, phi_next, data, weights, self.n_actions, probs, sums)
 
     def _theta(self, target: AnyPolicy, system: System) -> np.ndarray:
         uniform = Mixture([(1.0 / self.n_actions, Constant(a)) for a in range(self.n_actions)])

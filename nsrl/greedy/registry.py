@@ -19,7 +19,7 @@ accept its name.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nsrl.greedy.model_based import ExactGreedy, ProjectedGreedy
@@ -55,6 +55,9 @@ class OperatorEntry(Entry):
         advantage: whether its ``Greedy`` results carry an estimate of the policy advantage
             (what CPI and CPI+ step on); an operator without one is refused by those schemes
             unless they are told where the advantage comes from.
+        legacy: options whose default changed after results were published, with the value
+            that reproduces those results: a sweep recorded by an earlier release reads them,
+            and a sweep's fingerprint hashes such an option only where it differs from it.
     """
 
     nbytes: Callable[..., int] | None = _no_memory
@@ -62,6 +65,7 @@ class OperatorEntry(Entry):
     sample_based: bool = False
     constraint: Callable[[dict], None] = _no_constraint
     advantage: bool = True
+    legacy: Mapping[str, object] = field(default_factory=dict)
 
     kind = "operators"
 
@@ -203,8 +207,8 @@ def _rollout(kind: str) -> Callable:
     """Factory of RolloutCSC (``"csc"``) or RolloutRegression (``"reg"``) on the native env."""
 
     def factory(mdp: FiniteMDP, budget: int, features: str | None, horizon: int | str | None,
-                m: int | None, critic: str) -> GreedyOperator:
-        from sklearn.linear_model import LogisticRegression, Ridge
+                m: int | None, critic: str, classifier: str = "softmax") -> GreedyOperator:
+        from sklearn.linear_model import Ridge
 
         from nsrl.envs import FiniteMDPVectorEnv
         from nsrl.greedy.rollout import RolloutCSC, RolloutRegression
@@ -213,12 +217,30 @@ def _rollout(kind: str) -> Callable:
                                    if v is not None}
         env = FiniteMDPVectorEnv(mdp, num_envs=1)
         if kind == "csc":
-            return RolloutCSC(env, LogisticRegression(max_iter=1000), budget=budget,
+            return RolloutCSC(env, _classifier(classifier), budget=budget,
                               features=features, critic=_critic(critic), **options)
         return RolloutRegression(env, Ridge(alpha=1e-3), budget=budget, features=features,
                                  critic=_critic(critic), **options)
 
     return factory
+
+
+# rollout-csc's classifier by name: "softmax", the multinomial logistic model on soft labels
+# (nsrl.greedy.csc.SoftmaxCSC: the same objective as "logistic", minimised by Newton's method);
+# "logistic", scikit-learn's LogisticRegression(max_iter=1000) on weighted rows, the default
+# before this option (its L-BFGS stops short of the minimum: kept so that earlier results
+# reproduce).
+CLASSIFIERS = ("softmax", "logistic")
+
+
+def _classifier(name: str) -> object:
+    if name == "logistic":
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(max_iter=1000)
+    from nsrl.greedy.csc import SoftmaxCSC
+
+    return SoftmaxCSC()
 
 
 def _one_critic(options: dict) -> None:
@@ -258,9 +280,11 @@ with origin(BUILT_IN):
     register_operator("lstdq", _lstdq, {"budget": BUDGET, "features": FEATURES, "ridge": RIDGE},
                       sample_based=True, nbytes=_lstdq_memory,
                       summary="LSTD-Q on the env's transitions (no reset-to-state)")
-    register_operator("rollout-csc", _rollout("csc"), ROLLOUT_PARAMS, sample_based=True,
-                      nbytes=_rollout_memory, constraint=_one_critic,
-                      summary="rollouts + cost-sensitive classification (LogisticRegression)")
+    register_operator("rollout-csc", _rollout("csc"),
+                      {**ROLLOUT_PARAMS, "classifier": param(str, "softmax", choices=CLASSIFIERS)},
+                      sample_based=True, nbytes=_rollout_memory, constraint=_one_critic,
+                      legacy={"classifier": "logistic"},
+                      summary="rollouts + cost-sensitive classification (multinomial logistic)")
     register_operator("rollout-reg", _rollout("reg"), ROLLOUT_PARAMS, sample_based=True,
                       nbytes=_rollout_memory, constraint=_one_critic,
                       summary="rollouts + regression of Q (Ridge per action)")

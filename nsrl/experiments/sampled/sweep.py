@@ -13,5 +13,7 @@ VARIANTS = {
     "projected": {},
     "lstdq-onehot": {"operator": {"name": "lstdq", "options": {"features": "onehot"}}},
     "lstdq-phi": {"operator": {"name": "lstdq", "options": {"features": "phi"}}},
-    "rollout-onehot": {"operator": {"name": "rollout-csc", "options": {"features": "onehot"}}},
+    # the logistic fit its committed results were computed with (the default is now softmax)
+    "rollout-onehot": {"operator": {"name": "rollout-csc",
+                                    "options": {"features": "onehot", "classifier": "logistic"}}},
 }
