@@ -36,7 +36,15 @@ from nsrl.greedy import ExactGreedy, Greedy, GreedyOperator, Nu, Occupancy, Proj
 from nsrl.greedy.registry import make_operator, register_operator
 from nsrl.model import FiniteMDP, garnet, gridworld, mountain_car, with_features
 from nsrl.plugins import load_plugins
-from nsrl.policies import Constant, Deterministic, Mixture, NonStationary, Stochastic, constant
+from nsrl.policies import (
+    Constant,
+    Deterministic,
+    LinearScoringPolicy,
+    Mixture,
+    NonStationary,
+    Stochastic,
+    constant,
+)
 from nsrl.registry import registered
 from nsrl.schemes import (
     API,
@@ -68,10 +76,11 @@ except PackageNotFoundError:  # a source tree that was never installed
 # sample-based operators nor torch (Stable-Baselines3).
 if TYPE_CHECKING:  # the lazy names, for type checkers
     from nsrl.greedy import LSTDQ, RolloutCSC, RolloutRegression, SoftmaxCSC
+    from nsrl.greedy.sampling.quality import MonteCarlo
     from nsrl.sb3 import SB3Policy, SB3VecEnv, from_sb3, to_sb3
 
 _LAZY = {"RolloutCSC": "nsrl.greedy", "RolloutRegression": "nsrl.greedy", "LSTDQ": "nsrl.greedy",
-         "SoftmaxCSC": "nsrl.greedy",
+         "SoftmaxCSC": "nsrl.greedy", "MonteCarlo": "nsrl.greedy.sampling.quality",
          "from_sb3": "nsrl.sb3", "to_sb3": "nsrl.sb3", "SB3Policy": "nsrl.sb3",
          "SB3VecEnv": "nsrl.sb3", "register_experiment": "nsrl.experiments.registry"}
 
@@ -90,7 +99,9 @@ __all__ = [
     "GreedyOperator",
     "History",
     "LSTDQ",
+    "LinearScoringPolicy",
     "Mixture",
+    "MonteCarlo",
     "NSPI",
     "NonStationary",
     "Nu",

@@ -79,7 +79,8 @@ def run(scheme: Scheme | str, operator: GreedyOperator | OperatorSpec | str,
         rng: np.random.Generator | Sequence[np.random.Generator], engine: str = "auto",
         mdp: FiniteMDP | None = None, mu: npt.ArrayLike | None = None,
         pi0: Policy | None = None, measure_errors: bool = False, keep_outputs: bool = False,
-        progress: bool = False, max_samples: int | None = None, solvers: Any = None) -> History:
+        progress: bool = False, max_samples: int | None = None, solvers: Any = None,
+        estimate: Any = None) -> History:
     """Run ``scheme`` with ``operator`` for ``n_iterations``, once per Generator of ``rng``.
 
     Args:
@@ -100,6 +101,10 @@ def run(scheme: Scheme | str, operator: GreedyOperator | OperatorSpec | str,
         max_samples: stop once the operator's transitions reach this many (one run only).
         solvers: the batched engines' :class:`~nsrl.batched.linalg.solvers.Solvers` (speed
             only: every method is exact).
+        estimate: where no model gives the loss (a simulator), the output's quality after
+            each iteration: ``estimate(policy) -> Score``, e.g.
+            ``nsrl.greedy.sampling.quality.MonteCarlo(env, games=100)``; recorded in
+            ``History.scores``, ``score_ci`` and ``games`` (reference engine).
 
     Returns:
         A :class:`~nsrl.schemes.base.History`; ``History.engine`` names the engine used.
@@ -132,7 +137,8 @@ def run(scheme: Scheme | str, operator: GreedyOperator | OperatorSpec | str,
         raise ValueError(f"operator {operator.name!r} is built on the model: pass mdp=.")
     reference_only = {"mu": mu is not None, "pi0": pi0 is not None,
                       "measure_errors": measure_errors, "keep_outputs": keep_outputs,
-                      "progress": progress, "max_samples": max_samples is not None}
+                      "progress": progress, "max_samples": max_samples is not None,
+                      "estimate": estimate is not None}
     if several and max_samples is not None:
         raise ValueError("max_samples stops each run at its own iteration: give one "
                          "Generator per call (rng=np.random.default_rng(seed)).")
@@ -166,7 +172,7 @@ def run(scheme: Scheme | str, operator: GreedyOperator | OperatorSpec | str,
         ops = [operator] * len(rngs)
     hists = [reference_run(scheme, op, n_iterations, rng=r, pi0=pi0, mdp=mdp, mu=mu,
                            measure_errors=measure_errors, keep_outputs=keep_outputs,
-                           progress=progress, max_samples=max_samples)
+                           progress=progress, max_samples=max_samples, estimate=estimate)
              for r, op in zip(rngs, ops, strict=False)]
     return History.stack(hists) if several else hists[0]
 

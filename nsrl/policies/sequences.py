@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from nsrl.policies.stationary import Policy, stationary_table
+from nsrl.policies.stationary import Policy, act_masked, stationary_table
 
 if TYPE_CHECKING:
     from nsrl.model.mdp import FiniteMDP
@@ -137,17 +137,21 @@ class NonStationary:
             )
         return self.segments[int(np.searchsorted(self._ends, phase, side="right"))][0]
 
+    takes_mask = True  # forwards the legal actions to the policies that take them
+
     def act(self, obs: npt.ArrayLike, phase: int | npt.ArrayLike = 0,
-            rng: np.random.Generator | None = None) -> np.ndarray:
-        """Actions at ``phase`` (an int, or one phase per observation)."""
+            rng: np.random.Generator | None = None,
+            mask: np.ndarray | None = None) -> np.ndarray:
+        """Actions at ``phase`` (an int, or one phase per observation); ``mask``: legal ones."""
         obs = np.asarray(obs)
         phases = np.asarray(phase)
         if phases.ndim == 0:
-            return self.at(int(phases)).act(obs, 0, rng)
+            return act_masked(self.at(int(phases)), obs, rng, mask)
         actions = np.zeros(len(obs), dtype=np.int64)
         for p in np.unique(phases):
-            mask = phases == p
-            actions[mask] = self.at(int(p)).act(obs[mask], 0, rng)
+            rows = phases == p
+            actions[rows] = act_masked(self.at(int(p)), obs[rows], rng,
+                                       None if mask is None else np.asarray(mask)[rows])
         return actions
 
     def tables(self, mdp: FiniteMDP) -> np.ndarray:

@@ -86,6 +86,23 @@ def one_hot(actions: np.ndarray, n_actions: int) -> np.ndarray:
     return table
 
 
+def act_masked(policy: object, obs: npt.ArrayLike, rng: np.random.Generator | None,
+               mask: np.ndarray | None = None, phase: int = 0) -> np.ndarray:
+    """``policy.act`` on a batch, with the legal actions ``mask`` where the policy takes one.
+
+    A policy that acts on observations through scores of actions (e.g.
+    :class:`nsrl.policies.linear.LinearScoringPolicy`) declares ``takes_mask = True`` and
+    chooses among the legal actions only; a policy tabulated on a model's states needs none.
+
+    Examples:
+        >>> act_masked(Constant(1), np.zeros(2), None, np.ones((2, 3), dtype=bool)).tolist()
+        [1, 1]
+    """
+    if mask is None or not getattr(policy, "takes_mask", False):
+        return policy.act(obs, phase, rng)  # type: ignore[attr-defined]
+    return policy.act(obs, phase, rng, mask=mask)  # type: ignore[attr-defined]
+
+
 def action_table(policy: Policy, mdp: FiniteMDP) -> np.ndarray:
     """Actions of a stationary deterministic policy in every state of ``mdp``."""
     if hasattr(policy, "action_table"):
@@ -195,17 +212,24 @@ class Mixture:
         """The weights w_i of :attr:`components`."""
         return np.array([w for w, _ in self.components])
 
-    def act(self, obs: npt.ArrayLike, phase: int = 0,
-            rng: np.random.Generator | None = None) -> np.ndarray:
-        """Draw a component per observation, then take that component's action."""
+    takes_mask = True  # forwards the legal actions to components that take them
+
+    def act(self, obs: npt.ArrayLike, phase: int = 0, rng: np.random.Generator | None = None,
+            mask: np.ndarray | None = None) -> np.ndarray:
+        """Draw a component per observation, then take that component's action.
+
+        ``mask`` (legal actions, one row per observation) goes to the components that take
+        one (:func:`act_masked`).
+        """
         if rng is None:
             raise ValueError("a Mixture needs rng=np.random.Generator to act.")
         obs = np.asarray(obs)
         which = rng.choice(len(self.components), size=len(obs), p=self.weights)
         actions = np.zeros(len(obs), dtype=np.int64)
         for i in np.unique(which):
-            mask = which == i
-            actions[mask] = self.components[i][1].act(obs[mask], phase, rng)
+            rows = which == i
+            actions[rows] = act_masked(self.components[i][1], obs[rows], rng,
+                                       None if mask is None else np.asarray(mask)[rows], phase)
         return actions
 
     def table(self, mdp: FiniteMDP) -> np.ndarray:

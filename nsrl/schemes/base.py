@@ -10,9 +10,9 @@ distribution*, and *how* the greedy policy is folded into the current one. It ha
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -63,6 +63,11 @@ class History:
         output: the final output policy (None from the batched engines, which build none).
         outputs: every output policy, when ``keep_outputs`` was asked.
         engine: which engine computed it, ``"reference"`` or ``"batched"``.
+        scores: with ``estimate=`` (where no model gives the loss), the Monte-Carlo score of
+            the output after each iteration (:class:`nsrl.greedy.sampling.quality.MonteCarlo`:
+            mean return of its games); NaN otherwise.
+        score_ci: the half-width of the score's 95% interval (NaN without ``estimate=``).
+        games: the number of games each score averages (0 without ``estimate=``).
     """
 
     losses: np.ndarray
@@ -73,8 +78,19 @@ class History:
     output: object = None
     outputs: list = field(default_factory=list)
     engine: str = "reference"
+    scores: np.ndarray = None  # type: ignore[assignment]  # filled in __post_init__
+    score_ci: np.ndarray = None  # type: ignore[assignment]
+    games: np.ndarray = None  # type: ignore[assignment]
 
-    ARRAYS = ("losses", "memory", "steps", "samples", "errors")
+    ARRAYS = ("losses", "memory", "steps", "samples", "errors", "scores", "score_ci", "games")
+
+    def __post_init__(self) -> None:
+        shape = np.shape(self.losses)
+        for name in ("scores", "score_ci"):
+            if getattr(self, name) is None:
+                setattr(self, name, np.full(shape, np.nan))
+        if self.games is None:
+            self.games = np.zeros(shape, dtype=np.int64)
 
     @classmethod
     def stack(cls, runs: list[History]) -> History:
@@ -140,6 +156,7 @@ def reference_run(
     keep_outputs: bool = False,
     progress: bool = False,
     max_samples: int | None = None,
+    estimate: Callable[[AnyPolicy], Any] | None = None,
 ) -> History:
     """The reference engine: one run of ``scheme`` with ``operator``, one iteration at a time.
 
@@ -159,6 +176,9 @@ def reference_run(
         progress: show a tqdm progress bar.
         max_samples: stop after the iteration at which the operator's transitions reach this
             many (a sample budget); the History then holds only the iterations run.
+        estimate: where no model gives the loss, ``estimate(output) -> Score`` after each
+            iteration (e.g. :class:`nsrl.greedy.sampling.quality.MonteCarlo`), recorded in
+            ``History.scores``, ``score_ci`` and ``games``; it does not draw from ``rng``.
 
     Examples:
         >>> import numpy as np, nsrl
@@ -206,6 +226,9 @@ def reference_run(
             hist.losses[k] = backend(mdp).loss(out, mu)
             if measure_errors:
                 hist.errors[k] = greedy_error(mdp, step)
+        if estimate is not None:
+            score = estimate(out)
+            hist.scores[k], hist.score_ci[k], hist.games[k] = score.mean, score.ci, score.games
         if keep_outputs:
             hist.outputs.append(out)
         if max_samples is not None and total >= max_samples:

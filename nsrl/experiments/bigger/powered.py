@@ -36,9 +36,9 @@ CAR_EXACT_UNITS = 2
 ITERATIONS = 100
 # Rollouts with the logistic fit its committed results were computed with (the operator's
 # default is now the faster soft-label fit, which gives other policies).
-OPERATORS = {"exact": {"operator": "exact"}, "projected": {}, "lstdq": {"operator": "lstdq"},
-             "rollout": {"operator": {"name": "rollout-csc",
-                                      "options": {"classifier": "logistic"}}}}
+OPERATORS: dict[str, dict[str, object]] = {
+    "exact": {"operator": "exact"}, "projected": {}, "lstdq": {"operator": "lstdq"},
+    "rollout": {"operator": {"name": "rollout-csc", "options": {"classifier": "logistic"}}}}
 DOMAINS = {"grid": {"domain": "gridworld"}, "car": {"domain": "mountain-car"}}
 
 

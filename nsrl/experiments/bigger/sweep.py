@@ -22,8 +22,8 @@ SWEEP = Sweep(name="bigger", domain={"name": "gridworld", "options": {"feature_m
 _CAR = {"domain": "mountain-car", "n_mdps": 1}
 # Rollouts with the logistic fit of scikit-learn its committed results were computed with
 # (the operator's default is now the faster soft-label fit, which gives other policies).
-_OPERATORS = {"exact": {"operator": "exact"}, "projected": {}, "lstdq": {"operator": "lstdq"},
-              "rollout": {"operator": {"name": "rollout-csc",
-                                       "options": {"classifier": "logistic"}}}}
+_OPERATORS: dict[str, dict[str, object]] = {
+    "exact": {"operator": "exact"}, "projected": {}, "lstdq": {"operator": "lstdq"},
+    "rollout": {"operator": {"name": "rollout-csc", "options": {"classifier": "logistic"}}}}
 VARIANTS = {f"{domain}-{name}": {**change, **(_CAR if domain == "car" else {})}
             for domain in ("grid", "car") for name, change in _OPERATORS.items()}

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from nsrl.greedy.sampling.common import (
     Plan,
@@ -30,7 +29,8 @@ from nsrl.greedy.sampling.common import (
     thin,
     walks_for,
 )
-from nsrl.policies import AnyPolicy, Policy
+from nsrl.greedy.sampling.states import as_states, is_index, same_state
+from nsrl.policies import AnyPolicy, Policy, act_masked
 
 
 class EnvSampler:
@@ -38,6 +38,10 @@ class EnvSampler:
 
     States are what ``reset(options={"state": s})`` accepts; ``info["state"]`` is read when
     the env reports it, else the observation itself is the state (Discrete observations).
+    A state is any object: a model's index, or a simulator's array, bytes or tuple (a batch of
+    them is an object array, :func:`nsrl.greedy.sampling.states.as_states`). Where the env
+    reports legal actions (``info["action_mask"]``), policies act with that mask, and the
+    rollouts of Q(s, a) for an action illegal in s are not played (their return is NaN).
     A terminated episode ends the rollout (no reward after it); a truncation also ends it,
     so give the env a ``max_episode_steps`` above the horizon.
     """
@@ -46,16 +50,21 @@ class EnvSampler:
         self.env, self.gamma, self.state_reward = env, float(gamma), bool(state_reward)
         self.n_actions = int(env.action_space.n)
         self.mdp = getattr(env.unwrapped, "mdp", None)
+        self._mask: Any = None  # the legal actions the env reported last (or None)
 
     def _reset(self, state: Any = None, seed: int | None = None) -> tuple[Any, Any]:
-        opts = None if state is None else {"state": int(state)}
+        if state is not None and is_index(state):
+            state = int(state)
+        opts = None if state is None else {"state": state}
         obs, info = self.env.reset(seed=seed, options=opts)
         got = info.get("state", obs)
-        if state is not None and np.ndim(got) == 0 and int(got) != int(state):
+        self._mask = info.get("action_mask")
+        if state is not None and not same_state(got, state):
             raise ValueError(
-                f"{self.env!r} ignored reset(options={{'state': {int(state)}}}) (it started in "
-                f"{int(got)}): rollouts need reset-to-state; use LSTDQ, which does not, or an "
-                f"nsrl env (nsrl.envs.FiniteMDPEnv(FiniteMDP.from_gymnasium(env)))."
+                f"{self.env!r} ignored reset(options={{'state': {state!r}}}) (it started in "
+                f"{got!r}): rollouts need reset-to-state; use LSTDQ, which does not, an nsrl "
+                f"env (nsrl.envs.FiniteMDPEnv(FiniteMDP.from_gymnasium(env))), or "
+                f"nsrl.envs.SavedState for an env that keeps its state in an attribute."
             )
         return obs, got
 
@@ -66,13 +75,13 @@ class EnvSampler:
             idx = np.searchsorted(cdf, stratified_uniforms(n, rng, shuffle=False), side="right")
             return np.minimum(idx, int(np.flatnonzero(self.mdp.start > 0)[-1]))
         self.env.reset(seed=int(rng.integers(2**31)))
-        return np.array([self._reset()[1] for _ in range(n)])
+        return as_states(self._reset()[1] for _ in range(n))
 
-    def observe(self, states: npt.ArrayLike) -> np.ndarray:
+    def observe(self, states: Any) -> np.ndarray:
         """The observation of each state (reset-to-state, unless observations are indices)."""
         if hasattr(self.env.observation_space, "n"):  # Discrete: observation = state index
             return np.asarray(states)
-        return np.array([self._reset(s)[0] for s in np.asarray(states)])
+        return np.array([self._reset(s)[0] for s in as_states(states)])
 
     def _episode(self, plan: Plan, obs: Any, state: Any, first: int | None, length: float,
                  discounted: bool, rng: np.random.Generator,
@@ -86,9 +95,11 @@ class EnvSampler:
                 pi = plan.at(t - offset)
                 if pi is None:
                     break
-                a = int(pi.act(np.asarray([obs]), 0, rng)[0])
+                mask = None if self._mask is None else np.asarray(self._mask)[None]
+                a = int(act_masked(pi, np.asarray([obs]), rng, mask)[0])
             obs, r, terminated, truncated, info = self.env.step(a)
             state = info.get("state", obs)
+            self._mask = info.get("action_mask")
             if t == 0:
                 first_step = (float(r), state)
             if visited is not None:
@@ -113,12 +124,15 @@ class EnvSampler:
             start = None if states is None else states[i]
             o, s = self._reset(start, seed=seed)
             first = None if actions is None else actions[i]
+            if first is not None and self._mask is not None and not self._mask[int(first)]:
+                ret[i], r0[i], ends[i], obs[i], s1[i] = np.nan, np.nan, s, o, s
+                continue  # an illegal first action is not played: its Q is NaN
             ret[i], steps[i], ends[i], obs[i] = self._episode(
                 plan, o, s, first, lengths[i], discounted, np.random.default_rng(seed))
             r0[i], s1[i] = self._first_step
-        out = Rollouts(ret, np.asarray(ends), np.asarray(obs), steps, int(steps.sum()))
+        out = Rollouts(ret, as_states(ends), np.asarray(obs), steps, int(steps.sum()))
         if actions is not None:
-            out.first_rewards, out.first_states = r0, np.asarray(s1)
+            out.first_rewards, out.first_states = r0, as_states(s1)
         return out
 
     def q_rollouts(self, policy: AnyPolicy, states: np.ndarray, rng: np.random.Generator,
@@ -128,7 +142,7 @@ class EnvSampler:
         n, A, K = len(states), self.n_actions, int(n_rollouts)
         group = crn_groups(n, A, K, crn)
         lengths = rollout_lengths(int(group.max()) + 1 if n else 0, horizon, self.gamma, rng)
-        s = np.repeat(np.asarray(states), A * K, axis=0)
+        s = np.repeat(as_states(states), A * K, axis=0)
         a = np.tile(np.repeat(np.arange(A), K), n)
         return self._run(Plan(policy, self.state_reward), s, a, group, lengths[group], rng,
                          horizon is not None)
@@ -162,7 +176,7 @@ class EnvSampler:
                                          np.random.default_rng(int(seeds[i])), visited)
             visits.extend(visited if every_state else [end])
             count += t
-        return thin(np.asarray(visits), keep, rng), count
+        return thin(as_states(visits), keep, rng), count
 
     def from_start(self, policy: AnyPolicy, n: int, rng: np.random.Generator,
                    horizon: int | None = None,
@@ -182,14 +196,20 @@ class EnvSampler:
         """
         rows, (obs, info) = [], self.env.reset(seed=int(rng.integers(2**31)))
         for _ in range(n):
-            a = int(rng.integers(self.n_actions))
+            legal = info.get("action_mask")
+            if legal is None:
+                a = int(rng.integers(self.n_actions))
+            else:  # uniform over the legal actions
+                a = int(rng.choice(np.flatnonzero(legal)))
             if behaviour is not None and rng.random() >= explore:
-                a = int(behaviour.act(np.asarray([obs]), 0, rng)[0])
+                mask = None if legal is None else np.asarray(legal)[None]
+                a = int(act_masked(behaviour, np.asarray([obs]), rng, mask)[0])
             nxt, r, terminated, truncated, nxt_info = self.env.step(a)
             rows.append((info.get("state", -1), obs, a, float(r),
                          nxt_info.get("state", -1), nxt, bool(terminated)))
             obs, info = nxt, nxt_info
             if terminated or truncated or rng.random() >= self.gamma:
                 obs, info = self.env.reset()
-        cols = [np.asarray(c) for c in zip(*rows, strict=True)]
+        cols = [as_states(c) if i in (0, 4) else np.asarray(c)
+                for i, c in enumerate(zip(*rows, strict=True))]
         return Transitions(*cols)
