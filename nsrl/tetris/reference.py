@@ -219,3 +219,43 @@ def feature(placed: Placed, name: str) -> float:
 def features(placed: Placed, names: list[str] | tuple[str, ...]) -> list[float]:
     """The features ``names`` of a placement, in order."""
     return [feature(placed, n) for n in names]
+
+
+def choose(grid: Grid, piece: int, names: tuple[str, ...], weights: list[float],
+           overflow: str = "end") -> tuple[int, int]:
+    """A linear controller's placement (orientation, column), as MdpTetris decides it.
+
+    Placements are tried by orientation, then column from the left. A placement that ends the
+    game scores -1e100; another scores the sum of weight x feature, added in the order of
+    ``names``. A later placement replaces the best so far only if it scores more by more than
+    1e-30; if every placement ends the game, (0, 0) is played.
+    """
+    width = len(grid[0])
+    best, best_move = -1e100, (0, 0)
+    for o, shape in enumerate(SHAPES[piece]):
+        for c in range(width - len(shape[0]) + 1):
+            placed = drop(grid, piece, o, c, overflow)
+            score = -1e100
+            if not placed.ended:
+                score = 0.0
+                for value, weight in zip(features(placed, names), weights, strict=True):
+                    score += value * weight
+            if score - best > 1e-30:
+                best, best_move = score, (o, c)
+    return best_move
+
+
+def play(grid: Grid, pieces: list[int], names: tuple[str, ...], weights: list[float],
+         overflow: str = "end") -> tuple[int, int, Grid]:
+    """Play ``pieces`` in turn from ``grid``; (lines, placements made, last board).
+
+    Stops at the placement that ends the game (counted) or when the pieces run out.
+    """
+    lines = 0
+    for made, piece in enumerate(pieces, start=1):
+        placed = drop(grid, piece, *choose(grid, piece, names, weights, overflow), overflow)
+        lines += placed.lines
+        grid = placed.grid
+        if placed.ended:
+            return lines, made, grid
+    return lines, len(pieces), grid
