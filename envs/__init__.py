@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers
     from .garnet import GarnetEnv  # noqa: F401
     from .gridworld import GridWorldEnv, GridWorldVectorEnv  # noqa: F401
     from .mountain_car import MountainCarGridEnv, MountainCarGridVectorEnv  # noqa: F401
+    from .tetris import TetrisEnv  # noqa: F401
     from .vector import FiniteMDPVectorEnv, GarnetVectorEnv  # noqa: F401
 
 _WHERE = {
@@ -27,6 +28,7 @@ _WHERE = {
     "MountainCarGridEnv": "nsrl.envs.mountain_car",
     "MountainCarGridVectorEnv": "nsrl.envs.mountain_car",
     "to_jaxdp": "nsrl.envs.export",
+    "TetrisEnv": "nsrl.envs.tetris",
 }
 
 __all__ = sorted(_WHERE)

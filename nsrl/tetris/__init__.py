@@ -31,11 +31,12 @@ from nsrl.tetris.engine import (
     rollouts,
 )
 from nsrl.tetris.features import FEATURE_SETS, feature_names
+from nsrl.tetris.game import Game
 from nsrl.tetris.pieces import PIECE_NAMES
 from nsrl.tetris.reference import OVERFLOW_RULES
 from nsrl.tetris.state import State, States
 
-__all__ = ["FEATURE_SETS", "OVERFLOW_RULES", "PIECE_NAMES", "SHIPPED", "Controller", "Games",
-           "Placements", "Rollouts", "State", "States", "feature_names",
+__all__ = ["FEATURE_SETS", "OVERFLOW_RULES", "PIECE_NAMES", "SHIPPED", "Controller", "Game",
+           "Games", "Placements", "Rollouts", "State", "States", "feature_names",
            "features_of_placements", "iter_games", "legal_actions", "load_controller",
            "parse_weights", "play_games", "rollouts", "save_controller"]

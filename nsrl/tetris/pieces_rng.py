@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["pieces", "seed_stream"]
+__all__ = ["next_piece_py", "pieces", "seed_stream"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -94,3 +94,13 @@ def pieces(seed: int, game: int, n: int) -> np.ndarray:
         n: how many pieces.
     """
     return _pieces(int(seed), int(game), int(n))
+
+
+def next_piece_py(state: np.ndarray) -> int:
+    """The next piece of a stream state (4 uint64, updated in place), from Python."""
+    return int(_next_piece(state))
+
+
+@numba.njit(cache=True)
+def _next_piece(state: np.ndarray) -> int:  # pragma: no cover - compiled
+    return next_piece(state)

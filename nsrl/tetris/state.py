@@ -56,14 +56,16 @@ class State:
 
     def __post_init__(self) -> None:
         check_board(self.width, len(self.rows))
-        full = (1 << self.width) - 1
-        bad = [r for r, row in enumerate(self.rows) if not 0 <= int(row) < full]
-        if bad:
-            raise ValueError(f"row {bad[0]} of the state is {self.rows[bad[0]]!r}: a row should "
-                             f"be an int in [0, 2**width - 1) (full rows are removed)")
         if not -1 <= int(self.piece) < len(PIECE_NAMES):
             raise ValueError(f"piece should be in [-1, 6] (-1: the game is over), got "
                              f"{self.piece!r}")
+        full = (1 << self.width) - 1
+        # A game that is over may show a full row (the piece that ended it removed nothing).
+        top = full + 1 if self.piece < 0 else full
+        bad = [r for r, row in enumerate(self.rows) if not 0 <= int(row) < top]
+        if bad:
+            raise ValueError(f"row {bad[0]} of the state is {self.rows[bad[0]]!r}: a row should "
+                             f"be an int in [0, 2**width - 1) (full rows are removed)")
         object.__setattr__(self, "rows", tuple(int(r) for r in self.rows))
         object.__setattr__(self, "piece", int(self.piece))
 
@@ -117,12 +119,14 @@ class States:
             raise ValueError(f"boards should be (n, height) and pieces (n,), got "
                              f"{boards.shape} and {pieces.shape}")
         check_board(self.width, boards.shape[1])
-        full = (1 << self.width) - 1
-        if boards.size and (boards.min() < 0 or boards.max() >= full):
-            raise ValueError("a row of boards is negative, full or wider than the board: each "
-                             "should be in [0, 2**width - 1)")
         if pieces.size and (pieces.min() < -1 or pieces.max() >= len(PIECE_NAMES)):
             raise ValueError("pieces should be in [-1, 6] (-1: the game is over)")
+        full = (1 << self.width) - 1
+        live = boards[pieces >= 0]
+        if boards.size and (boards.min() < 0 or boards.max() > full
+                            or (live.size and live.max() == full)):
+            raise ValueError("a row of boards is negative, full or wider than the board: each "
+                             "should be in [0, 2**width - 1)")
         object.__setattr__(self, "boards", boards)
         object.__setattr__(self, "pieces", pieces)
 
