@@ -52,6 +52,7 @@ class Game:
         self._ws = np.zeros(int(layout(width, height)[-1]), dtype=np.int64)
         self._rng = np.zeros(4, dtype=np.uint64)
         self.piece, self.lines, self.pieces = -1, 0, 0
+        self._chosen: tuple | None = None  # the last controller, its weights and setup
 
     def reset(self, seed: int, game: int = 0, state: State | None = None) -> None:
         """Start game ``game`` of stream ``seed``, or continue from ``state``.
@@ -106,8 +107,11 @@ class Game:
         """The action a linear controller takes here (MdpTetris's order and tie rule)."""
         if self.over:
             raise ValueError("the game is over: there is nothing to choose")
-        weights = controller.vector(self.width)
-        s = _setup(controller.names(self.width), self.width, self.height, self.overflow)
+        if self._chosen is None or self._chosen[0] is not controller:  # checked once
+            self._chosen = (controller, controller.vector(self.width),
+                            _setup(controller.names(self.width), self.width, self.height,
+                                   self.overflow))
+        _, weights, s = self._chosen
         prepare(self._ws, self.width, self.height, s.need)
         return int(scan(self._ws, self.piece, self.width, self.height, s.rule, s.need, s.index,
                         weights, np.zeros(s.n_phi), np.zeros(128), CHOOSE, np.empty((0, 0)),
