@@ -120,7 +120,7 @@ def _state(grid: list[list[bool]], piece: int) -> State:
 
 @pytest.mark.parametrize("width, height, overflow", [(4, 4, "end"), (6, 8, "clear-first"),
                                                      (10, 10, "end"), (10, 20, "clear-first"),
-                                                     (7, 5, "end")])
+                                                     (7, 5, "end"), (31, 58, "end")])
 def test_compiled_features_equal_the_reference_on_random_boards(width, height, overflow):
     rs = random.Random(width * 100 + height)
     names = SCALAR_FEATURES + feature_names("bertsekas", width)[1:-2]  # heights, differences
