@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers
     from .gridworld import GridWorldEnv, GridWorldVectorEnv  # noqa: F401
     from .mountain_car import MountainCarGridEnv, MountainCarGridVectorEnv  # noqa: F401
     from .saved_state import SavedState  # noqa: F401
+    from .tetris import TetrisEnv  # noqa: F401
     from .vector import FiniteMDPVectorEnv, GarnetVectorEnv  # noqa: F401
 
 _WHERE = {
@@ -29,6 +30,7 @@ _WHERE = {
     "MountainCarGridVectorEnv": "nsrl.envs.mountain_car",
     "to_jaxdp": "nsrl.envs.export",
     "SavedState": "nsrl.envs.saved_state",
+    "TetrisEnv": "nsrl.envs.tetris",
 }
 
 __all__ = sorted(_WHERE)
