@@ -82,10 +82,15 @@ def residual_rounding(mdp: FiniteMDP, v: np.ndarray) -> float:
     Each entry sums b products and R, scales by gamma and subtracts v: with the unit roundoff
     u = 2^-53, ``(b + 3) u (R_max + |v|_inf)`` covers the accumulated errors of that sum
     (Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, section 3.1: gamma_k =
-    k u / (1 - k u)) and of the final subtraction.
+    k u / (1 - k u)) and of the final subtraction. ``gamma row_error |v|_inf`` adds the
+    difference between the stored rows and the exactly normalised ones
+    (:attr:`nsrl.FiniteMDP.row_error`, a few u), so a certificate holds for the model the
+    user meant: ``T v`` of rows summing to 1 + e differs from the normalised one's by
+    ``gamma e |v|``.
     """
     width = mdp.successors[0].shape[2]
-    return (width + 3) * _UNIT * (mdp.r_max + float(np.abs(v).max(initial=0.0)))
+    v_max = float(np.abs(v).max(initial=0.0))
+    return (width + 3) * _UNIT * (mdp.r_max + v_max) + mdp.gamma * mdp.row_error * v_max
 
 
 def q_values(mdp: FiniteMDP, v: np.ndarray) -> np.ndarray:

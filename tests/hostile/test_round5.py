@@ -1,0 +1,79 @@
+"""Hostile input, round 5 (issue 47): one row per case, the classes they stand for closed.
+
+Rows as in tests/hostile/test_hostile.py: ``(id, action, expected, fragment)``; ``action``
+is a callable of the temporary folder (Python) or returns the argv of ``nsrl`` (command
+line, run in-process); ``expected`` is the exception, the exit status, or ``HOLDS`` for a
+row whose callable asserts a property itself. No row allocates more than a few MiB or runs
+for more than a few seconds: paths whose real thresholds are large are forced at small sizes.
+"""
+
+import re
+
+import numpy as np
+import pytest
+from round5_inputs import (
+    float32_softmax_holds,
+    mixture_weights_holds,
+    start_sum_holds,
+    stochastic_sum_holds,
+    transition_rows_holds,
+)
+
+import nsrl
+import nsrl.model.memory as memory
+from nsrl import FiniteMDP
+from nsrl.cli import main
+
+HOLDS = "holds"
+FORBIDDEN = ("Traceback",)
+GIB = 2**30
+
+ROWS = [
+    # --- 1. probability inputs: divided by their sums, or refused beyond SUM_TOL ----------
+    ("stochastic-sum-1e-5-gamma-0.99999", lambda t: stochastic_sum_holds(0.99999), HOLDS, ""),
+    ("stochastic-sum-1e-5-gamma-0.9999", lambda t: stochastic_sum_holds(0.9999), HOLDS, ""),
+    ("stochastic-float32-softmax", lambda t: float32_softmax_holds(), HOLDS, ""),
+    ("mixture-weights-off-1e-6", lambda t: mixture_weights_holds(), HOLDS, ""),
+    ("transitions-successors-1+9e-9", lambda t: transition_rows_holds("successors"), HOLDS, ""),
+    ("transitions-dense-1+9e-9", lambda t: transition_rows_holds("dense"), HOLDS, ""),
+    ("transitions-sparse-1+9e-9", lambda t: transition_rows_holds("sparse"), HOLDS, ""),
+    ("start-sum-off-1e-6", lambda t: start_sum_holds(), HOLDS, ""),
+    ("stochastic-sum-1e-3-refused", lambda t: nsrl.Stochastic([[0.5, 0.501]]),
+     ValueError, r"within 0\.0001\), but row 0 sums to 1\.001"),
+    ("mixture-weights-1e-3-refused", lambda t: nsrl.Mixture([(0.5, nsrl.Constant(0)),
+                                                             (0.501, nsrl.Constant(1))]),
+     ValueError, r"sum to 1 \(within 0\.0001"),
+    ("transitions-1e-3-refused", lambda t: FiniteMDP(np.array([[[0.5, 0.501]], [[1.0, 0]]]),
+                                                     [0, 1], 0.9),
+     ValueError, r"P\[0, 0, :\] sums to 1\.001, not 1 \(1 rows are off by more than 0\.0001"),
+]
+
+
+@pytest.fixture
+def laptop(monkeypatch):
+    """4 GiB available, whatever the machine."""
+    monkeypatch.setattr(memory, "available_memory", lambda: 4 * GIB)
+
+
+@pytest.mark.parametrize(("action", "expected", "fragment"),
+                         [pytest.param(*row[1:], id=row[0]) for row in ROWS])
+def test_round5(action, expected, fragment, tmp_path, capsys, laptop):
+    if expected is HOLDS:
+        action(tmp_path)
+    elif isinstance(expected, int):
+        status = main(action(tmp_path))
+        err = capsys.readouterr().err
+        assert status == expected, err
+        assert not any(word in err for word in FORBIDDEN), err
+        if expected == 2:
+            assert err.startswith("nsrl: error: ") and err.count("\n") == 1, err
+        assert re.search(fragment, err), err
+    else:
+        with pytest.raises(expected, match=fragment):
+            action(tmp_path)
+
+
+def test_rows_are_distinct():
+    """One id per row."""
+    ids = [row[0] for row in ROWS]
+    assert len(ids) == len(set(ids))
