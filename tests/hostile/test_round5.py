@@ -13,6 +13,9 @@ import numpy as np
 import pytest
 from round5_inputs import (
     float32_softmax_holds,
+    inline_dict,
+    inline_dict_memory_holds,
+    make_inline,
     mixture_weights_holds,
     start_sum_holds,
     stochastic_sum_holds,
@@ -46,6 +49,25 @@ ROWS = [
     ("transitions-1e-3-refused", lambda t: FiniteMDP(np.array([[[0.5, 0.501]], [[1.0, 0]]]),
                                                      [0, 1], 0.9),
      ValueError, r"P\[0, 0, :\] sums to 1\.001, not 1 \(1 rows are off by more than 0\.0001"),
+    # --- 2. inline dict models: successor indices checked, no dense P ------------------------
+    ("inline-dict-negative-successor", lambda t: make_inline(inline_dict(successor=-1)),
+     ValueError, r"mdp \(a dict .*\): next_states\[3, 1, 0\] = -1 is not a state in \[0, 5\)"),
+    ("inline-dict-successor-100", lambda t: make_inline(inline_dict(successor=100)),
+     ValueError, r"next_states\[3, 1, 0\] = 100 is not a state in \[0, 5\)"),
+    ("inline-dict-fractional-successor", lambda t: make_inline(inline_dict(successor=1.5)),
+     TypeError, r"mdp \(a dict .*\): next_states should hold integers"),
+    ("inline-dict-missing-key", lambda t: make_inline({"format": inline_dict()["format"]}),
+     ValueError, r"lacks \['next_states', 'probs', 'R', 'gamma'\]"),
+    ("inline-dict-20000-states-no-dense", lambda t: inline_dict_memory_holds(), HOLDS, ""),
+    # --- 3. q_values and greedy_actions: one finite value per state --------------------------
+    ("q-values-short-vector", lambda t: nsrl.q_values(nsrl.garnet(10, 2, 2, seed=0), np.zeros(9)),
+     ValueError, r"shape \(10,\) for FiniteMDP.*got shape \(9,\)"),
+    ("greedy-long-vector", lambda t: nsrl.greedy_actions(nsrl.garnet(10, 2, 2, seed=0),
+                                                         np.zeros(11)),
+     ValueError, r"got shape \(11,\)"),
+    ("greedy-nan", lambda t: nsrl.greedy_actions(nsrl.garnet(10, 2, 2, seed=0),
+                                                 np.r_[np.zeros(9), np.nan]),
+     ValueError, r"v\[9\] = nan is not finite \(1 of 10 entries\)"),
 ]
 
 
