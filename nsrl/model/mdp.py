@@ -258,18 +258,15 @@ class FiniteMDP:
 
     @cached_property
     def row_error(self) -> float:
-        """A bound on ``|sum_j probs[s, a, j] - 1|`` over the stored rows (exact sums).
+        """A bound on ``|sum_j probs[s, a, j] - 1|`` over the stored rows, summed exactly.
 
         Rows are divided by their sums when built (:mod:`nsrl.model.checks`) unless within
-        rounding of 1; what is left is this: the largest computed deviation plus the
-        rounding of the b-term sum that measured it (b u, u = 2^-53). The certificates of
-        v* add ``row_error |v|`` to their rounding term, so that they hold for the exactly
-        normalised model. One pass over the successor lists, once per model.
+        rounding of 1; what is left is this (a Garnet's rows: at most a few 1e-16). The
+        certificates of v* add ``gamma row_error |v|`` to their rounding term, so that they
+        hold for the exactly normalised model. Measured once per model, by compensated
+        sums (Knuth's TwoSum: each row's sum to about u^2), in blocks of rows.
         """
-        probs = self._successors[1]
-        unit = float(np.finfo(np.float64).eps) / 2
-        deviation = float(np.abs(probs.sum(axis=2) - 1.0).max())
-        return deviation + probs.shape[2] * unit
+        return transitions.row_error(self._successors[1])
 
     def save(self, path: str | Path) -> Path:
         """Write the MDP to ``path`` as .npz (no pickle), atomically; return the path written.

@@ -87,6 +87,33 @@ def check_successors(next_states: npt.ArrayLike, probs: npt.ArrayLike,
     return nxt, normalise(probs, sums)
 
 
+_ROW_BLOCK = 2**18  # rows per block of row_error (a few MiB of temporaries)
+
+
+def row_error(probs: np.ndarray) -> float:
+    """``max |sum_j probs[..., j] - 1|`` over the rows, with the sums computed exactly.
+
+    Knuth's TwoSum carries each addition's rounding error, so ``s + e`` is the row's sum to
+    within about ``b^2 u^2``; ``s - 1`` is exact (Sterbenz) for s in [1/2, 2]. The bound
+    returned adds ``4 b^2 u^2 + u |deviation|`` for what remains.
+    """
+    unit = float(np.finfo(np.float64).eps) / 2
+    flat = probs.reshape(-1, probs.shape[-1])
+    worst = 0.0
+    for start in range(0, flat.shape[0], _ROW_BLOCK):
+        block = flat[start:start + _ROW_BLOCK]
+        s, err = block[:, 0].copy(), np.zeros(block.shape[0])
+        for j in range(1, block.shape[1]):
+            x = block[:, j]
+            t = s + x
+            back = t - s
+            err += (s - (t - back)) + (x - back)  # TwoSum: s + x = t + this, exactly
+            s = t
+        worst = max(worst, float(np.abs((s - 1.0) + err).max(initial=0.0)))
+    width = probs.shape[-1]
+    return worst * (1 + 2 * unit) + 4 * width * width * unit * unit
+
+
 def _is_canonical(nxt: np.ndarray, probs: np.ndarray) -> bool:
     positive = probs > 0
     if nxt.shape[2] > 1:

@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from round5_exact import hard_model_holds
 from round5_inputs import (
     float32_softmax_holds,
     inline_dict,
@@ -69,6 +70,12 @@ ROWS = [
                                                  np.r_[np.zeros(9), np.nan]),
      ValueError, r"v\[9\] = nan is not finite \(1 of 10 entries\)"),
 ]
+
+# item 4: easy models the elimination / float32 path never certified, every path forced
+HARD_CASES = ("tied", "single", "offset-1e4", "offset-1e6", "scale-1e-40", "scale-1e-50",
+              "scale-1e300")
+ROWS += [(f"exact-{case}-{path}", lambda t, c=case, p=path: hard_model_holds(c, p), HOLDS, "")
+         for case in HARD_CASES for path in ("forced", "mpi", "dense")]
 
 
 @pytest.fixture
