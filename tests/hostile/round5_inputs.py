@@ -122,3 +122,16 @@ def inline_dict_memory_holds() -> None:
             tracemalloc.stop()
     assert peak < 16 * 2**20, peak
     assert mdp == nsrl.garnet(20_000, 2, 2, n_features=2, seed=0)
+
+
+def cached_env_type_holds(env_id: str, name: str, value: int) -> None:
+    """``name=float(value)`` is refused after an accepted call with ``name=value`` (issue 47).
+
+    The env caches its model; 10 == 10.0 hashed alike, so the float found the int's model.
+    """
+    import gymnasium as gym
+    import pytest
+
+    gym.make(env_id, **{name: value})
+    with pytest.raises(TypeError, match=rf"{name} should be an int, got {float(value)!r}"):
+        gym.make(env_id, **{name: float(value)})

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from round5_exact import hard_model_holds
 from round5_inputs import (
+    cached_env_type_holds,
     float32_softmax_holds,
     inline_dict,
     inline_dict_memory_holds,
@@ -69,6 +70,13 @@ ROWS = [
     ("greedy-nan", lambda t: nsrl.greedy_actions(nsrl.garnet(10, 2, 2, seed=0),
                                                  np.r_[np.zeros(9), np.nan]),
      ValueError, r"v\[9\] = nan is not finite \(1 of 10 entries\)"),
+    # item 8: a cached model found by an argument of another type
+    ("garnet-env-float-after-int", lambda t: cached_env_type_holds(
+        "nsrl:Garnet-v0", "n_states", 10), HOLDS, ""),
+    ("gridworld-env-float-after-int", lambda t: cached_env_type_holds(
+        "nsrl:GridWorld-v0", "size", 5), HOLDS, ""),
+    ("mountain-car-env-float-after-int", lambda t: cached_env_type_holds(
+        "nsrl:MountainCarGrid-v0", "n_positions", 10), HOLDS, ""),
 ]
 
 # item 4: easy models the elimination / float32 path never certified, every path forced
