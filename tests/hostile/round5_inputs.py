@@ -135,3 +135,50 @@ def cached_env_type_holds(env_id: str, name: str, value: int) -> None:
     gym.make(env_id, **{name: value})
     with pytest.raises(TypeError, match=rf"{name} should be an int, got {float(value)!r}"):
         gym.make(env_id, **{name: float(value)})
+
+
+_FILL = """
+import resource, sys
+from nsrl.experiments.safe_io import append_line
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+for i in range(1000):
+    try:
+        append_line(sys.argv[1], '{"session": %d, "pad": "%s"}' % (i, "x" * 90))
+    except OSError as exc:
+        print(exc.errno)
+        break
+"""
+
+
+def append_whole_lines_holds(folder) -> None:
+    """Under ``ulimit -f 4`` (EFBIG mid-line) every line of the log is whole (issue 47).
+
+    A child process fills a 4 KiB file limit with ~110-byte lines; the file then holds
+    whole lines only, each parseable, and its size is a multiple of the line length.
+    """
+    import errno
+    import json
+    import subprocess
+    import sys
+
+    log = folder / "sessions.jsonl"
+    out = subprocess.run([sys.executable, "-c", _FILL, str(log)], capture_output=True,
+                         text=True, check=True, timeout=60)
+    assert out.stdout.strip() == str(errno.EFBIG), out
+    raw = log.read_bytes()
+    assert raw.endswith(b"\n") and len(raw) <= 4096, len(raw)
+    lines = raw.decode().splitlines()
+    assert [json.loads(line)["session"] for line in lines] == list(range(len(lines)))
+
+
+def append_after_half_line_holds(folder) -> None:
+    """A half line left by a crash is dropped by the next append, never continued."""
+    from nsrl.experiments.safe_io import append_line
+
+    log = folder / "sessions.jsonl"
+    log.write_bytes(b'{"session": 0}\n{"sess')
+    append_line(log, '{"session": 1}')
+    assert log.read_bytes() == b'{"session": 0}\n{"session": 1}\n'
+    log.write_bytes(b'{"half, no newline at all')
+    append_line(log, '{"session": 2}')
+    assert log.read_bytes() == b'{"session": 2}\n'

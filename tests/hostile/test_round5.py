@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from round5_exact import hard_model_holds
 from round5_inputs import (
+    append_after_half_line_holds,
+    append_whole_lines_holds,
     cached_env_type_holds,
     float32_softmax_holds,
     inline_dict,
@@ -28,6 +30,7 @@ import nsrl
 import nsrl.model.memory as memory
 from nsrl import FiniteMDP
 from nsrl.cli import main
+from nsrl.experiments.storage import check_folder
 
 HOLDS = "holds"
 FORBIDDEN = ("Traceback",)
@@ -77,6 +80,13 @@ ROWS = [
         "nsrl:GridWorld-v0", "size", 5), HOLDS, ""),
     ("mountain-car-env-float-after-int", lambda t: cached_env_type_holds(
         "nsrl:MountainCarGrid-v0", "n_positions", 10), HOLDS, ""),
+    # item 9: logs written whole or not at all; an empty --out refused before any work
+    ("sessions-log-efbig-whole-lines", append_whole_lines_holds, HOLDS, ""),
+    ("sessions-log-half-line-dropped", append_after_half_line_holds, HOLDS, ""),
+    ("check-folder-empty-out", lambda t: check_folder(""), ValueError,
+     r"--out: got an empty folder name ''; give a folder"),
+    ("reproduce-empty-out", lambda t: ["reproduce", "--preset", "quick", "--out", ""], 2,
+     r"empty folder name ''"),
 ]
 
 # item 4: easy models the elimination / float32 path never certified, every path forced
