@@ -182,3 +182,25 @@ def append_after_half_line_holds(folder) -> None:
     log.write_bytes(b'{"half, no newline at all')
     append_line(log, '{"session": 2}')
     assert log.read_bytes() == b'{"session": 2}\n'
+
+
+class BadOperator:
+    """A plugin operator whose greedy returns ``returns(mdp)`` (issue 47 item 11)."""
+
+    def __init__(self, returns) -> None:
+        self.mdp = nsrl.garnet(10, 2, 2, seed=0)
+        self.returns = returns
+
+    def greedy(self, target, rho, rng):
+        return self.returns(self.mdp)
+
+    def value(self, policy, rng) -> float:
+        return 0.0
+
+
+def bad_operator_run(scheme: str, returns) -> None:
+    """One reference run of ``scheme`` with a BadOperator returning ``returns(mdp)``."""
+    from nsrl.schemes.base import reference_run
+
+    reference_run(nsrl.make_scheme(scheme), BadOperator(returns), 2,
+                  rng=np.random.default_rng(0))

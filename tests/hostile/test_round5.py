@@ -15,6 +15,7 @@ from round5_exact import hard_model_holds
 from round5_inputs import (
     append_after_half_line_holds,
     append_whole_lines_holds,
+    bad_operator_run,
     cached_env_type_holds,
     float32_softmax_holds,
     inline_dict,
@@ -31,6 +32,7 @@ import nsrl.model.memory as memory
 from nsrl import FiniteMDP
 from nsrl.cli import main
 from nsrl.experiments.storage import check_folder
+from nsrl.greedy import Greedy
 
 HOLDS = "holds"
 FORBIDDEN = ("Traceback",)
@@ -87,6 +89,22 @@ ROWS = [
      r"--out: got an empty folder name ''; give a folder"),
     ("reproduce-empty-out", lambda t: ["reproduce", "--preset", "quick", "--out", ""], 2,
      r"empty folder name ''"),
+    # item 11: what a plugin operator returns, checked at the boundary, naming its class
+    ("operator-returns-none", lambda t: bad_operator_run("API", lambda m: None), TypeError,
+     r"^BadOperator\.greedy returned NoneType, expected an nsrl\.greedy\.Greedy"),
+    ("operator-returns-string-policy", lambda t: bad_operator_run(
+        "CPI", lambda m: Greedy(policy="0")), TypeError,
+     r"^BadOperator\.greedy returned a Greedy whose policy is str"),
+    ("operator-wrong-shape", lambda t: bad_operator_run(
+        "nspi(2)", lambda m: Greedy(nsrl.Deterministic([0] * 9))), ValueError,
+     r"^BadOperator\.greedy returned a policy that does not fit its model \(expected 10 "
+     r"states"),
+    ("operator-action-out-of-range", lambda t: bad_operator_run(
+        "PSDP", lambda m: Greedy(nsrl.Deterministic([0] * 9 + [2]))), ValueError,
+     r"^BadOperator\.greedy returned .*actions in \[0, 2\)"),
+    ("operator-stochastic-wrong-table", lambda t: bad_operator_run(
+        "api(0.5)", lambda m: Greedy(nsrl.Stochastic(np.full((10, 3), 1 / 3)))),
+     ValueError, r"^BadOperator\.greedy returned Stochastic with a table of shape \(10, 3\)"),
 ]
 
 # item 4: easy models the elimination / float32 path never certified, every path forced
