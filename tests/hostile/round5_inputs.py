@@ -204,3 +204,18 @@ def bad_operator_run(scheme: str, returns) -> None:
 
     reference_run(nsrl.make_scheme(scheme), BadOperator(returns), 2,
                   rng=np.random.default_rng(0))
+
+
+def batched_memory_refused(scheme: str, n_runs: int = 300) -> None:
+    """``n_runs`` Generators on 200 states ask for n_runs x 320 KB of dense systems: with
+    64 MiB available the batched engine refuses in one line before allocating them
+    (issue 47: 20,000 Generators asked for 6 GiB)."""
+    import pytest
+
+    import nsrl.model.memory as memory
+
+    mdp = nsrl.garnet(200, 2, 2, seed=0)
+    rngs = [np.random.default_rng(i) for i in range(n_runs)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(memory, "available_memory", lambda: 64 * 2**20)
+        nsrl.run(scheme, "projected", 2, rng=rngs, mdp=mdp, engine="batched")

@@ -16,6 +16,7 @@ from round5_inputs import (
     append_after_half_line_holds,
     append_whole_lines_holds,
     bad_operator_run,
+    batched_memory_refused,
     cached_env_type_holds,
     float32_softmax_holds,
     inline_dict,
@@ -105,6 +106,11 @@ ROWS = [
     ("operator-stochastic-wrong-table", lambda t: bad_operator_run(
         "api(0.5)", lambda m: Greedy(nsrl.Stochastic(np.full((10, 3), 1 / 3)))),
      ValueError, r"^BadOperator\.greedy returned Stochastic with a table of shape \(10, 3\)"),
+    # item 7: the batched engines' dense (runs, n, n) systems, estimated before allocating
+    *[(f"batched-memory-{scheme}", lambda t, s=scheme: batched_memory_refused(s), ValueError,
+       r"^the batched engine's \d[\d,]* dense 200 x 200 systems needs about .* pass fewer "
+       r"Generators per call to nsrl.run") for scheme in ("api", "api(0.5)", "cpi", "psdp",
+                                                           "nspi(3)")],
 ]
 
 # item 4: easy models the elimination / float32 path never certified, every path forced
