@@ -219,3 +219,26 @@ def batched_memory_refused(scheme: str, n_runs: int = 300) -> None:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(memory, "available_memory", lambda: 64 * 2**20)
         nsrl.run(scheme, "projected", 2, rng=rngs, mdp=mdp, engine="batched")
+
+
+def gamma_max_certified_holds() -> None:
+    """Garnets at gamma = GAMMA_MAX (0.99999) are certified by the default exact method.
+
+    Issue 47: dense policy iteration refused 5/8 of G(100, 4, 5) and 7/8 of G(200, 5, 2) at
+    this gamma (rounding at the values' scale ~ the residual a certificate needs); the
+    rewards are now shifted to centre v* (nsrl.exact.transform). The value is checked
+    against the modified-PI method's, within both bounds.
+    """
+    from nsrl.exact.operators import GAMMA_MAX
+
+    for seed in range(4):
+        mdp = nsrl.garnet(100, 4, 5, seed=seed, gamma=GAMMA_MAX)
+        v, w = nsrl.optimal_value(mdp), nsrl.optimal_value(mdp, method="mpi")
+        assert np.abs(np.asarray(v) - np.asarray(w)).max() <= v.bound + w.bound
+
+
+def cli_not_certified_one_line(folder) -> list[str]:
+    """argv of ``nsrl run`` on a model saved at GAMMA_MAX, its v* refused (forced)."""
+    path = folder / "m.npz"
+    nsrl.garnet(20, 2, 2, seed=0, gamma=0.99999).save(path)
+    return ["run", "--scheme", "api", "--mdp", str(path), "--iterations", "2", "--seed", "0"]

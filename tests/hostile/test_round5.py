@@ -18,7 +18,9 @@ from round5_inputs import (
     bad_operator_run,
     batched_memory_refused,
     cached_env_type_holds,
+    cli_not_certified_one_line,
     float32_softmax_holds,
+    gamma_max_certified_holds,
     inline_dict,
     inline_dict_memory_holds,
     make_inline,
@@ -32,6 +34,8 @@ import nsrl
 import nsrl.model.memory as memory
 from nsrl import FiniteMDP
 from nsrl.cli import main
+from nsrl.exact import transform
+from nsrl.exact.iterative import NotCertifiedError
 from nsrl.experiments.storage import check_folder
 from nsrl.greedy import Greedy
 
@@ -111,6 +115,10 @@ ROWS = [
        r"^the batched engine's \d[\d,]* dense 200 x 200 systems needs about .* pass fewer "
        r"Generators per call to nsrl.run") for scheme in ("api", "api(0.5)", "cpi", "psdp",
                                                            "nspi(3)")],
+    # item 5: gamma = GAMMA_MAX certified; a NotCertifiedError in the CLI is one line
+    ("gamma-max-garnets-certified", lambda t: gamma_max_certified_holds(), HOLDS, ""),
+    ("cli-not-certified-one-line", cli_not_certified_one_line, 2,
+     r"^nsrl: error: forced: not certified"),
 ]
 
 # item 4: easy models the elimination / float32 path never certified, every path forced
@@ -118,6 +126,10 @@ HARD_CASES = ("tied", "single", "offset-1e4", "offset-1e6", "scale-1e-40", "scal
               "scale-1e300")
 ROWS += [(f"exact-{case}-{path}", lambda t, c=case, p=path: hard_model_holds(c, p), HOLDS, "")
          for case in HARD_CASES for path in ("forced", "mpi", "dense")]
+
+
+def refuse(*args, **kwargs):
+    raise NotCertifiedError("forced: not certified")
 
 
 @pytest.fixture
@@ -128,7 +140,9 @@ def laptop(monkeypatch):
 
 @pytest.mark.parametrize(("action", "expected", "fragment"),
                          [pytest.param(*row[1:], id=row[0]) for row in ROWS])
-def test_round5(action, expected, fragment, tmp_path, capsys, laptop):
+def test_round5(action, expected, fragment, tmp_path, capsys, laptop, monkeypatch, request):
+    if "not-certified" in request.node.name:  # forced: no model of the rows fails to certify
+        monkeypatch.setattr(transform, "solve", refuse)
     if expected is HOLDS:
         action(tmp_path)
     elif isinstance(expected, int):
