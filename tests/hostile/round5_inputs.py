@@ -242,3 +242,34 @@ def cli_not_certified_one_line(folder) -> list[str]:
     path = folder / "m.npz"
     nsrl.garnet(20, 2, 2, seed=0, gamma=0.99999).save(path)
     return ["run", "--scheme", "api", "--mdp", str(path), "--iterations", "2", "--seed", "0"]
+
+
+def bounds_progress_holds(tty: bool) -> None:
+    """``nsrl bounds`` shows its progress on a terminal only, terms done <= expected.
+
+    Issue 47: ``nsrl bounds --garnet 2000,3,2`` printed nothing for more than 100 s.
+    """
+    import io
+    import re
+
+    import pytest
+
+    import nsrl.cli.bounds as bounds
+    from nsrl.cli import main
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return tty
+
+    err = Terminal()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bounds.sys, "stderr", err)
+        assert main(["bounds", "--garnet", "30,2,2", "--gamma", "0.99", "--mdp-seed", "0"]) == 0
+    shown = re.findall(r"\rnsrl bounds: ([\d,]+) of ~([\d,]+) terms, \d+ s, about \d+ s left",
+                       err.getvalue())
+    if not tty:
+        assert err.getvalue() == ""
+        return
+    assert len(shown) >= 3, err.getvalue()
+    for done, expected in shown:
+        assert int(done.replace(",", "")) <= int(expected.replace(",", ""))

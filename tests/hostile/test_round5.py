@@ -17,6 +17,7 @@ from round5_inputs import (
     append_whole_lines_holds,
     bad_operator_run,
     batched_memory_refused,
+    bounds_progress_holds,
     cached_env_type_holds,
     cli_not_certified_one_line,
     float32_softmax_holds,
@@ -119,6 +120,9 @@ ROWS = [
     ("gamma-max-garnets-certified", lambda t: gamma_max_certified_holds(), HOLDS, ""),
     ("cli-not-certified-one-line", cli_not_certified_one_line, 2,
      r"^nsrl: error: forced: not certified"),
+    # item 6: nsrl bounds shows its progress, on a terminal only
+    ("bounds-progress-on-terminal", lambda t: bounds_progress_holds(True), HOLDS, ""),
+    ("bounds-no-progress-off-terminal", lambda t: bounds_progress_holds(False), HOLDS, ""),
 ]
 
 # item 4: easy models the elimination / float32 path never certified, every path forced
