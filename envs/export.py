@@ -158,24 +158,30 @@ def to_dict(mdp: FiniteMDP) -> dict:
 
 
 def from_dict(data: dict) -> FiniteMDP:
-    """The FiniteMDP that :func:`to_dict` described.
+    """The FiniteMDP that :func:`to_dict` described, built from its successor lists.
+
+    Checked as :meth:`nsrl.FiniteMDP.from_successors` checks them, in O(S A b) memory (never a
+    dense P): a successor index outside the states, a negative probability or a row not
+    summing to 1 is refused in one line naming its (state, action, index); the memory of the
+    copies is estimated before they are made.
 
     Raises:
-        ValueError: ``data`` is not such a description.
+        ValueError: ``data`` is not such a description, or describes no valid model.
+        TypeError: entries of the wrong type (e.g. fractional next states).
     """
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        keys = (f"keys {sorted(map(str, data))[:6]}" if isinstance(data, dict)
+                else f"a {type(data).__name__}")
         raise ValueError(f"mdp as a dict should be what nsrl.envs.export.to_dict returns "
-                         f"(format {_FORMAT!r}), got keys {sorted(data)[:6]}; pass a "
-                         f"FiniteMDP or the path of a saved one.")
-    nxt = np.asarray(data["next_states"], dtype=np.int64)
-    probs = np.asarray(data["probs"], dtype=np.float64)
-    if nxt.ndim != 3 or nxt.shape != probs.shape:
-        raise ValueError(f"mdp: next_states and probs should be (S, A, b) arrays of one shape, "
-                         f"got {nxt.shape} and {probs.shape}.")
-    S, A, _ = nxt.shape
-    P = np.zeros((S, A, S))
-    s, a = np.indices((S, A))
-    for j in range(nxt.shape[2]):
-        np.add.at(P, (s, a, nxt[:, :, j]), probs[:, :, j])
-    return FiniteMDP(P, data["R"], data["gamma"], features=data.get("features"),
-                     start=data.get("start"))
+                         f"(format {_FORMAT!r}), got {keys}; pass a FiniteMDP or the path of "
+                         f"a saved one.")
+    missing = [k for k in ("next_states", "probs", "R", "gamma") if k not in data]
+    if missing:
+        raise ValueError(f"mdp as a dict lacks {missing}: to_dict writes next_states, probs, R, "
+                         f"gamma, start and features; write it with nsrl.envs.export.to_dict.")
+    try:
+        return FiniteMDP.from_successors(data["next_states"], data["probs"], data["R"],
+                                         data["gamma"], features=data.get("features"),
+                                         start=data.get("start"))
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"mdp (a dict of nsrl.envs.export.to_dict's format): {exc}") from None

@@ -12,7 +12,9 @@ from nsrl.model.mdp import FiniteMDP
 from .finite import FiniteMDPEnv
 
 
-@lru_cache(maxsize=32)
+# typed: 10 and 10.0 (or 1 and True) are different keys, so that a float is refused by
+# garnet() whatever was cached before (issue 47: 10.0 was accepted after a call with 10)
+@lru_cache(maxsize=32, typed=True)
 def _memo_garnet(n_states: int, n_actions: int, branching: int, n_features: int | None,
                  gamma: float, seed: int) -> FiniteMDP:
     return garnet(n_states, n_actions, branching, n_features, gamma, seed=seed)

@@ -23,7 +23,14 @@ def observation_mode(observation: str) -> str:
 
 @lru_cache(maxsize=16)
 def _memo(builder: Callable[..., FiniteMDP], items: tuple) -> FiniteMDP:
-    return builder(**dict(items))
+    return builder(**{key: value for key, _, value in items})
+
+
+def _types(value: object) -> object:
+    """The types in ``value``, nested through tuples (cells such as ((1, 2),) included)."""
+    if isinstance(value, tuple):
+        return (tuple, *(_types(item) for item in value))
+    return type(value)
 
 
 def cached_model(builder: Callable[..., FiniteMDP], **kwargs: object) -> FiniteMDP:
@@ -32,6 +39,9 @@ def cached_model(builder: Callable[..., FiniteMDP], **kwargs: object) -> FiniteM
     Unhashable arguments (e.g. goal cells given as lists) build a fresh model.
     """
     try:
-        return _memo(builder, tuple(sorted(kwargs.items())))
+        # each value's type in the key: 5 and 5.0 (or 1 and True) compare equal, and the
+        # builder must refuse 5.0 whatever was cached before (issue 47)
+        typed = ((key, _types(value), value) for key, value in kwargs.items())
+        return _memo(builder, tuple(sorted(typed, key=lambda item: item[0])))
     except TypeError:
         return builder(**kwargs)

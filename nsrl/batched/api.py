@@ -70,7 +70,7 @@ def api_alpha(b: Batch, scheme, U, out) -> None:
     memory = np.full(n_runs, rules.start_memory(scheme), dtype=np.int64)
     iterative = (b.nxt.shape[2] >= b.solvers.gmres_min_branching
                  and b.n >= b.solvers.gmres_min_states)
-    A = None if iterative else solvers.systems(b, pi0, b.lu_dtype)  # only ever factored
+    A = None if iterative else solvers.systems(b, pi0, b.lu_dtype, copies=2)  # only ever factored
     for k in range(U.shape[1]):
         acts = b.greedy_nu(v, U[:, k])
         T = rules.mix(T, onehot[acts], alpha)

@@ -41,7 +41,8 @@ def cpi(b: Batch, scheme, U, out) -> None:
     T = np.eye(b.mdp.n_actions)[pi0]
     plus = scheme.line_search is not None  # CPI+: candidates scored on a shared subspace
     # CPI+'s direct fallbacks read A in double precision; CPI(alpha) only factors it
-    A, rpi = solvers.systems(b, pi0, np.float64 if plus else b.lu_dtype), b.mdp.R[b.states, pi0]
+    A = solvers.systems(b, pi0, np.float64 if plus else b.lu_dtype, copies=2)
+    rpi = b.mdp.R[b.states, pi0]
     inv = StaleInverse(b, A) if plus else None
     lus = [] if plus else refine.factor(b, A)  # CPI and CPI(alpha): the LU of each run
     v = np.linalg.solve(A, rpi[..., None])[..., 0] if plus else \

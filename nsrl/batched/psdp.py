@@ -23,7 +23,8 @@ def psdp(b: Batch, scheme, U, out) -> None:
     c = np.zeros((n_runs, b.n))
     dense = b.n <= b.solvers.psdp_dense_max and b.nxt.shape[2] > 1
     if dense:
-        M = np.broadcast_to(b.eye, (n_runs, b.n, b.n)).copy()
+        M = solvers.dense_batch(b, n_runs, copies=2)
+        M[:] = b.eye
         buf = np.empty_like(M)
     else:
         sigma = np.zeros((n_runs, n_iterations, b.n), dtype=np.int64)  # newest first

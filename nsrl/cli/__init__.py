@@ -3,7 +3,8 @@
 Every module of this package that defines ``add_parser(subparsers)`` adds its subcommands
 (found by :func:`pkgutil.iter_modules`, no list to keep up to date); each subcommand sets
 ``func(args)``. Input errors (:class:`UsageError`) and errors of the environment (a full
-disk, a read-only or locked output folder: :func:`nsrl.experiments.safe_io.describe`) print
+disk, a read-only or locked output folder: :func:`nsrl.experiments.safe_io.describe`) and
+a value the exact backend cannot certify (:class:`nsrl.exact.iterative.NotCertifiedError`) print
 one line on stderr and exit with status 2; a closed output pipe (``nsrl ... | head``) ends
 quietly with status 141 (128 + SIGPIPE, as a shell reports for a command cut off by its
 reader); any other exception is a bug and keeps its traceback.
@@ -77,6 +78,7 @@ def plugins_named(argv: list[str]) -> list[str]:
 
 def main(argv=None) -> int:
     """Entry point of the ``nsrl`` console script."""
+    from nsrl.exact.iterative import NotCertifiedError
     from nsrl.plugins import PluginError, load_plugins
 
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -90,6 +92,9 @@ def main(argv=None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
     except UsageError as exc:
+        _say(f"nsrl: error: {exc}")
+        return 2
+    except NotCertifiedError as exc:  # a model the exact methods cannot certify: says why
         _say(f"nsrl: error: {exc}")
         return 2
     except KeyboardInterrupt:

@@ -10,6 +10,8 @@ output an infinite constant is the string ``"inf"`` (JSON has no infinity).
 from __future__ import annotations
 
 import json
+import sys
+import time
 
 import numpy as np
 
@@ -39,6 +41,27 @@ def _check_size(n_states: int, n_actions: int, option: str) -> None:
                      f"(the coefficients hold O(n_S^2 n_A) numbers)", "use fewer states")
 
 
+def _progress():
+    """A progress line on stderr when it is a terminal (else None: no output).
+
+    The coefficients of a few thousand states take minutes (issue 47: nothing was shown
+    for 100 s at 2,000 states); the line says terms done, expected and the time left.
+    """
+    if not sys.stderr.isatty():
+        return None
+    began = time.perf_counter()
+
+    def show(done: int, expected: int) -> None:
+        if done == 0:
+            return
+        spent = time.perf_counter() - began
+        left = spent / done * max(0, expected - done)
+        print(f"\rnsrl bounds: {done:,} of ~{expected:,} terms, {spent:.0f} s, about "
+              f"{left:.0f} s left ", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
 def _cmd_bounds(args) -> int:
     from nsrl.theory.concentrability import concentrability
 
@@ -47,7 +70,10 @@ def _cmd_bounds(args) -> int:
     mdp = load_problem(args)
     if getattr(args, "mdp", None):
         _check_size(mdp.n_states, mdp.n_actions, f"--mdp {args.mdp}")
-    conc = concentrability(mdp, m=(args.m,), tol=args.tol)
+    show = _progress()
+    conc = concentrability(mdp, m=(args.m,), tol=args.tol, progress=show)
+    if show is not None:
+        print(file=sys.stderr)  # end the progress line
     constants = conc.summary(args.m)
     if args.json:
         print(json.dumps({

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from nsrl.exact import transform
 from nsrl.exact.dense import DENSE_MAX_STATES
 from nsrl.exact.optimal import Evaluate, optimal_dense, optimal_modified, optimal_pi
 from nsrl.model.kernels import HAVE_NUMBA
@@ -117,10 +118,28 @@ def method_for(mdp: FiniteMDP, method: str = AUTO) -> ExactMethodEntry:
     return entry
 
 
-def solve(mdp: FiniteMDP, method: str, tol: float, evaluate: Evaluate) -> CertifiedValue:
-    """v* of ``mdp`` by ``method``, certified to ``tol`` (what the exact backend calls)."""
+def solve(mdp: FiniteMDP, method: str, tol: float, evaluate: Evaluate,
+          evaluate_on: Callable[[FiniteMDP], Evaluate] | None = None) -> CertifiedValue:
+    """v* of ``mdp`` by ``method``, certified to ``tol`` (what the exact backend calls).
+
+    Where rewards are tiny or huge, or gamma so close to 1 that rounding nears the
+    certificate, the method runs on an equivalent model with scaled and shifted rewards
+    (:mod:`nsrl.exact.transform`) and v* is mapped back with its bound. ``evaluate_on(model)``
+    gives the evaluations on such a model (default: a backend of its own).
+    """
     entry = method_for(mdp, method)
-    v, bound = entry.resolve()(mdp, tol, evaluate)
+    fn = entry.resolve()
+
+    def run(model: FiniteMDP, tol: float) -> tuple[np.ndarray, float]:
+        if model is mdp:
+            return fn(model, tol, evaluate)
+        if evaluate_on is None:
+            from nsrl.exact.evaluation import ExactBackend  # (it imports this module)
+
+            return fn(model, tol, ExactBackend(model)._evaluate_actions)
+        return fn(model, tol, evaluate_on(model))
+
+    v, bound = transform.solve(mdp, tol, run)
     return CertifiedValue(v, bound, entry.name)
 
 

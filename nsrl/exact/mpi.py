@@ -102,6 +102,14 @@ PROBE = 8  # BiCGSTAB iterations at most in a try, which measures its rate on th
 _MAX_SWEEPS = 100_000
 ELIMINATE_MIN_PAIRS = 1_000_000  # MacQueen's elimination from this many (state, action) pairs
 FLOAT32_SCALE = 1e30  # float32 paths only for values below this (float32 overflows at 3.4e38)
+FLOAT32_TINY = 1e-30  # ... and for spans to resolve above this (float32's normals from 1.2e-38)
+# float32 greedy steps end at the first of: a step that changes no action, a span within
+# FLOAT32_FLOOR |v| (float32 rounds v to 2^-24 |v|: below this its spans are noise), or
+# LOW_STEPS steps (measured: 3-12 on the Garnets before gaps are recorded). Issue 47: with
+# ties, one action, or rewards offset by 1e4 the gaps were never recorded and the float32
+# steps ran to _MAX_GREEDY.
+FLOAT32_FLOOR = 2.0**-16
+LOW_STEPS = 30
 LARGE_STATES = 500_000  # from here on (v out of cache), float32 sweeps, greedy rows apart
 _MAX_GREEDY = 10_000
 VALUE_SWEEPS = 400  # a policy's value by sweeps when they would need at most this many
@@ -343,9 +351,16 @@ class _Low(NamedTuple):
     v: np.ndarray  # float32, the value they are applied to
 
 
-def _fits_float32(mdp: FiniteMDP) -> bool:
-    """Whether values of scale ``R_max / (1 - gamma)`` stay far inside float32's range."""
-    return bool(mdp.r_max / (1.0 - mdp.gamma) < FLOAT32_SCALE)
+def _fits_float32(mdp: FiniteMDP, tol: float | None = None) -> bool:
+    """Whether values of scale ``R_max / (1 - gamma)`` stay far inside float32's range.
+
+    With ``tol``, also whether the spans the solve must resolve (down to ``span_stop =
+    STOP tol (1 - gamma) / gamma``) stay above float32's normal numbers: rewards near 1e-40
+    (issue 47) underflowed in the float32 correction sweeps, and no certificate came.
+    """
+    if not mdp.r_max / (1.0 - mdp.gamma) < FLOAT32_SCALE:
+        return False
+    return tol is None or STOP * tol * (1.0 - mdp.gamma) / mdp.gamma > FLOAT32_TINY
 
 
 def _low_precision(mdp: FiniteMDP) -> _Low | None:
@@ -389,13 +404,14 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
     u, work = np.empty(n), np.empty(n)
     actions = np.full(n, -1, dtype=np.int64)
     large = n >= LARGE_STATES
-    rows = _Rows(n, width, mixed=large and _fits_float32(mdp))
+    rows = _Rows(n, width, mixed=large and _fits_float32(mdp, tol))
     chooser = _Chooser()
     stats = {"greedy": 0, "sweeps": 0, "krylov": 0, "eliminated": 0}
-    eliminating = n * n_actions >= ELIMINATE_MIN_PAIRS
+    eliminating = n * n_actions >= ELIMINATE_MIN_PAIRS and n_actions > 1
     every = _every_action(mdp)  # views of the model's arrays
     live = every  # the rows of the actions not yet proven suboptimal
-    low = _low_precision(mdp) if large and eliminating else None
+    low = _low_precision(mdp) if large and eliminating and _fits_float32(mdp, tol) else None
+    low_steps = 0
     no_gaps = np.empty(0, dtype=np.float32)
     gaps = no_gaps
     last_span, last_widest = np.inf, 0.0
@@ -414,6 +430,10 @@ def optimal_mpi(mdp: FiniteMDP, tol: float, v0: np.ndarray | None = None
                 R, low.nxt, low.probs, g, low.v, u, actions, rows.r, rows.nxt, rows.p,
                 4 * delta, no_gaps, False, True, True)
             policy_rows(R, nxt, probs, actions, rows.r, rows.nxt, rows.p)  # from float64
+            low_steps += 1
+            if (changed == 0 or low_steps >= LOW_STEPS
+                    or not hi - lo > FLOAT32_FLOOR * np.abs(v).max(initial=0.0)):
+                low = None  # nothing more to learn in float32: the next steps in float64
         elif live is every:
             lo, hi, changed, last_widest = greedy_step(
                 R, nxt, probs, g, v, u, actions, rows.r, rows.nxt, rows.p, 4 * delta,

@@ -82,23 +82,60 @@ def residual_rounding(mdp: FiniteMDP, v: np.ndarray) -> float:
     Each entry sums b products and R, scales by gamma and subtracts v: with the unit roundoff
     u = 2^-53, ``(b + 3) u (R_max + |v|_inf)`` covers the accumulated errors of that sum
     (Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, section 3.1: gamma_k =
-    k u / (1 - k u)) and of the final subtraction.
+    k u / (1 - k u)) and of the final subtraction. ``gamma row_error |v|_inf`` adds the
+    difference between the stored rows and the exactly normalised ones
+    (:attr:`nsrl.FiniteMDP.row_error`, a few u), so a certificate holds for the model the
+    user meant: ``T v`` of rows summing to 1 + e differs from the normalised one's by
+    ``gamma e |v|``.
     """
     width = mdp.successors[0].shape[2]
-    return (width + 3) * _UNIT * (mdp.r_max + float(np.abs(v).max(initial=0.0)))
+    v_max = float(np.abs(v).max(initial=0.0))
+    return (width + 3) * _UNIT * (mdp.r_max + v_max) + mdp.gamma * mdp.row_error * v_max
+
+
+def check_values(mdp: FiniteMDP, v: object) -> np.ndarray:
+    """``v`` as a float64 vector of one finite value per state of ``mdp``, or ValueError.
+
+    O(S), against the O(S A b) of the operator it guards: a vector of another length would
+    otherwise be gathered from (numpy raises deep inside, or, for a longer one, reads values
+    of no state), and a NaN would make every greedy action 0.
+    """
+    check_mdp(mdp)
+    v = np.asarray(v)
+    if v.shape != (mdp.n_states,) or v.dtype.kind not in "biuf":
+        raise ValueError(f"v should be a real vector of one value per state, shape "
+                         f"({mdp.n_states},) for {mdp!r}, got shape {v.shape} and dtype "
+                         f"{v.dtype}; pass e.g. nsrl.optimal_value(mdp) or "
+                         f"nsrl.evaluate(mdp, pi).")
+    finite = np.isfinite(v)
+    if not finite.all():
+        s = int(np.argmin(finite))
+        raise ValueError(f"v[{s}] = {v[s]} is not finite ({int((~finite).sum())} of "
+                         f"{v.size} entries): Bellman operators need finite values; replace "
+                         f"NaN/inf (a diverged estimate?).")
+    return v
 
 
 def q_values(mdp: FiniteMDP, v: np.ndarray) -> np.ndarray:
-    """Q[s, a] = R[s, a] + gamma sum_s' P[s, a, s'] v[s'] (sparse successors)."""
+    """Q[s, a] = R[s, a] + gamma sum_s' P[s, a, s'] v[s'] (sparse successors).
+
+    Raises:
+        ValueError: ``v`` is not one finite value per state (:func:`check_values`).
+    """
+    v = check_values(mdp, v)
     nxt, probs = mdp.successors
-    if HAVE_NUMBA and nxt.size >= COMPILED_MIN_ENTRIES and np.ndim(v) == 1:
+    if HAVE_NUMBA and nxt.size >= COMPILED_MIN_ENTRIES:
         out = np.empty((mdp.n_states, mdp.n_actions))
         return _q_compiled(mdp.R, nxt, probs, mdp.gamma, np.ascontiguousarray(v, dtype=float), out)
     return mdp.R + mdp.gamma * (probs * v[nxt]).sum(axis=-1)
 
 
 def greedy_actions(mdp: FiniteMDP, v: np.ndarray) -> np.ndarray:
-    """A greedy policy w.r.t. ``v`` (T_pi v = T v); ties go to the lowest action index."""
+    """A greedy policy w.r.t. ``v`` (T_pi v = T v); ties go to the lowest action index.
+
+    Raises:
+        ValueError: ``v`` is not one finite value per state (:func:`check_values`).
+    """
     return np.argmax(q_values(mdp, v), axis=1)
 
 

@@ -38,30 +38,53 @@ _EVAL_FRACTION = 10  # PI (no numba) evaluates to 1/10 of the current Bellman re
 def _refuse(mdp: FiniteMDP, bound: float, tol: float, method: str) -> NoReturn:
     raise NotCertifiedError(
         f"{method} on {mdp!r} stopped at a certified error of {bound:.3g} on v*, above the "
-        f"tolerance {tol:.3g}: the values' scale R_max / (1 - gamma) = "
-        f"{mdp.r_max / (1 - mdp.gamma):.3g} is too large for float64; use a smaller gamma."
+        f"tolerance {tol:.3g} (values of scale R_max / (1 - gamma) = "
+        f"{mdp.r_max / (1 - mdp.gamma):.3g}); try another exact method "
+        f"(nsrl.optimal_value(mdp, method='mpi' or 'pi')) or a smaller gamma."
     )
 
 
 def optimal_dense(mdp: FiniteMDP, tol: float,
                   evaluate: Evaluate | None = None) -> tuple[np.ndarray, float]:
-    """Exact policy iteration by dense LU, then the residual certificate of its result."""
+    """Exact policy iteration by dense LU, then the residual certificate of its result.
+
+    An action is improved when its q beats the current one's by ``1e-12 max(R_max, 1) /
+    (1 - gamma)`` (every earlier version's threshold, so their numbers stay bit for bit).
+    That threshold can exceed the residual a certificate needs (gamma near 1, or R_max far
+    below 1: rewards near 1e-50 stopped at once, issue 47); then policy iteration goes on
+    from the policy reached with a threshold of 4 times the rounding of a q
+    (:func:`nsrl.exact.operators.residual_rounding`), and only then refuses.
+    """
     actions = np.argmax(q_values(mdp, mdp.terminal_value), axis=1)
-    improve_tol = 1e-12 * max(mdp.r_max, 1.0) / (1.0 - mdp.gamma)
+    v, actions, residual = _policy_iteration(
+        mdp, actions, lambda v: 1e-12 * max(mdp.r_max, 1.0) / (1.0 - mdp.gamma))
+    bound = (residual + residual_rounding(mdp, v)) / (1.0 - mdp.gamma)
+    if not bound <= tol:
+        v, actions, residual = _policy_iteration(mdp, actions,
+                                                 lambda v: 4 * residual_rounding(mdp, v))
+        bound = (residual + residual_rounding(mdp, v)) / (1.0 - mdp.gamma)
+    if not bound <= tol:
+        _refuse(mdp, bound, tol, "policy iteration (dense)")
+    return v, bound
+
+
+def _policy_iteration(mdp: FiniteMDP, actions: np.ndarray,
+                      threshold: Callable[[np.ndarray], float]
+                      ) -> tuple[np.ndarray, np.ndarray, float]:
+    """Policy iteration by dense LU from ``actions``: (v, actions, Bellman residual of v).
+
+    A state changes action when the best q beats its current one by ``threshold(v)``.
+    """
     s = np.arange(mdp.n_states)
     for _ in range(MAX_PI_ITERATIONS):
         v = dense.evaluate_actions(mdp, actions)
         q = q_values(mdp, v)
         best = np.argmax(q, axis=1)
-        improve = q[s, best] > q[s, actions] + improve_tol
+        improve = q[s, best] > q[s, actions] + threshold(v)
         if not improve.any():
             break
         actions = np.where(improve, best, actions)
-    residual = float(np.abs(q[s, best] - v).max())
-    bound = (residual + residual_rounding(mdp, v)) / (1.0 - mdp.gamma)
-    if not bound <= tol:
-        _refuse(mdp, bound, tol, "policy iteration (dense)")
-    return v, bound
+    return v, actions, float(np.abs(q[s, best] - v).max())
 
 
 def optimal_modified(mdp: FiniteMDP, tol: float,

@@ -56,7 +56,14 @@ class Experiment:
                 for name, change in self.variants.items()}
 
     def folder(self, out, variant: str) -> Path:
-        """Where ``variant``'s results go: ``out`` itself, or ``out/<variant>``."""
+        """Where ``variant``'s results go: ``out`` itself, or ``out/<variant>``.
+
+        Raises:
+            ValueError: ``out`` is an empty or blank string (not the current folder).
+        """
+        from nsrl.experiments.storage import check_named
+
+        check_named(out)
         return Path(out) / variant if variant else Path(out)
 
     def holds(self, out) -> bool:

@@ -130,15 +130,53 @@ def write_text(path, text: str) -> None:
 
 
 def append_line(path, line: str) -> None:
-    """Append ``line`` and a newline to ``path`` (created if missing), never through a link."""
+    """Append ``line`` and a newline to ``path`` (created if missing), never through a link.
+
+    The line is written whole or not at all: a write cut short (a full disk, EFBIG under
+    ``ulimit -f``) is truncated away before the error is raised. A half line that a crash
+    left at the end of the file (no newline after it) is dropped first, so that the next
+    line never continues it.
+    """
     path = Path(path)
+    data = (line + "\n").encode()
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
                      0o644)
-        with os.fdopen(fd, "a") as f:
-            f.write(line + "\n")
     except OSError as exc:
         raise output_error(exc, path) from None
+    try:
+        start = _drop_half_line(fd)
+        try:
+            done = 0
+            while done < len(data):
+                done += os.write(fd, data[done:])
+        except OSError:
+            os.ftruncate(fd, start)  # nothing of this line stays
+            raise
+    except OSError as exc:
+        raise output_error(exc, path) from None
+    finally:
+        os.close(fd)
+
+
+_TAIL = 65536  # bytes read at a time from the end, looking for the last newline
+
+
+def _drop_half_line(fd: int) -> int:
+    """Truncate the file after its last newline if it does not end with one; its new size."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return size
+    end = size
+    while end > 0:
+        begin = max(0, end - _TAIL)
+        newline = os.pread(fd, end - begin, begin).rfind(b"\n")
+        if newline >= 0:
+            end = begin + newline + 1
+            break
+        end = begin
+    os.ftruncate(fd, end)
+    return end
 
 
 def make_folder(folder) -> list[Path]:

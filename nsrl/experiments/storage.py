@@ -88,9 +88,11 @@ def check_folder(out, label: str | None = None) -> Path:
     """``out`` as a Path if it is, or can be created as, a folder this process can write in.
 
     Raises:
-        ValueError: ``out`` is a file, lies under a file, or its nearest existing folder is
-            not writable; the message starts with ``label`` (default ``"--out OUT"``).
+        ValueError: ``out`` is empty, is a file, lies under a file, or its nearest existing
+            folder is not writable; the message starts with ``label`` (default
+            ``"--out OUT"``).
     """
+    check_named(out, label)
     out = Path(out)
     label = label or f"--out {out}"
     check_target(out, label)
@@ -110,6 +112,18 @@ def check_folder(out, label: str | None = None) -> Path:
                          f"{format_bytes(fs.f_bavail * fs.f_frsize)} free); free some space or "
                          f"choose a folder on another disk.")
     return out
+
+
+def check_named(out, label: str | None = None) -> None:
+    """Refuse an empty or blank folder name (``Path("")`` is the current folder).
+
+    Raises:
+        ValueError: ``out`` is a string of blanks; an empty --out would write in the
+            current folder unasked.
+    """
+    if isinstance(out, str) and not out.strip():
+        raise ValueError(f"{label or '--out'}: got an empty folder name {out!r}; give a "
+                         f"folder, e.g. --out results (or --out . for the current folder).")
 
 
 def check_target(path, label: str) -> Path:

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from nsrl.model import files, transitions
 from nsrl.model.arrays import as_array, real_array
-from nsrl.model.checks import check_distribution
+from nsrl.model.checks import SUM_TOL, check_distribution, normalise, rows_off
 from nsrl.model.memory import check_memory, format_bytes
 from nsrl.model.toytext import toy_text_arrays
 
@@ -44,7 +44,10 @@ class FiniteMDP:
         features: optional feature matrix Phi of shape (n_states, p).
         start: optional start distribution nu over states (uniform if omitted).
 
-    Arrays are copied and made read-only, so an instance never changes; derived
+    Each row ``P[s, a, :]`` (and ``start``) must sum to 1 within
+    :data:`nsrl.model.checks.SUM_TOL` (1e-4); a row within it is divided by its sum, so
+    the model is the exactly normalised one (:mod:`nsrl.model.checks` says why and what is
+    left). Arrays are copied and made read-only, so an instance never changes; derived
     quantities (v*, the dense or CSR views of P) are cached on it. The transitions are kept
     as successor lists (:attr:`successors`, O(S A b) memory).
 
@@ -72,13 +75,15 @@ class FiniteMDP:
             s, a, t = (int(i) for i in np.argwhere(P < 0)[0])
             raise ValueError(f"P has a negative entry P[{s}, {a}, {t}] = {P[s, a, t]:.6g}.")
         sums = P.sum(axis=2)
-        bad = np.argwhere(np.abs(sums - 1.0) > transitions.ROW_TOL)
+        bad = np.argwhere(rows_off(sums))
         if len(bad):
             s, a = (int(i) for i in bad[0])
             raise ValueError(
-                f"P[{s}, {a}, :] sums to {sums[s, a]:.10g}, not 1 ({len(bad)} rows are off); "
-                f"each P[s, a, :] must be a probability distribution over next states."
+                f"P[{s}, {a}, :] sums to {sums[s, a]:.10g}, not 1 ({len(bad)} rows are off by "
+                f"more than {SUM_TOL:g}); each P[s, a, :] must be a probability distribution "
+                f"over next states."
             )
+        normalise(P, sums)  # rows within SUM_TOL: their sums divided out (nsrl.model.checks)
         nxt, probs = transitions.dense_to_successors(P)
         self._setup(nxt, probs, R, gamma, features, start)
         P.flags.writeable = False
@@ -102,7 +107,9 @@ class FiniteMDP:
 
         Raises:
             ValueError: naming the first bad row (s, a): an index out of range, a negative
-                or NaN probability, a row not summing to 1.
+                or NaN probability, a row whose sum is further than
+                :data:`nsrl.model.checks.SUM_TOL` from 1 (a row within it is divided by its
+                sum, :mod:`nsrl.model.checks`).
 
         Examples:
             >>> mdp = FiniteMDP.from_successors([[[1]], [[0]]], [[[1.0]], [[1.0]]], [0, 1], 0.9)
@@ -131,12 +138,15 @@ class FiniteMDP:
 
         Raises:
             ValueError: a shape that is not one of the above, or a row (s, a) with a
-                negative or NaN entry or not summing to 1 (named in the message).
+                negative or NaN entry or whose sum is further than
+                :data:`nsrl.model.checks.SUM_TOL` from 1 (named in the message; a row within
+                it is divided by its sum).
         """
         csr, n_states, n_actions = transitions.sparse_to_csr(P)
         transitions.check_sparse(csr, n_states, n_actions)
+        nxt, probs = transitions.from_csr(csr, n_states, n_actions)  # new arrays
         self = cls.__new__(cls)
-        self._setup(*transitions.from_csr(csr, n_states, n_actions), R, gamma, features, start)
+        self._setup(nxt, normalise(probs), R, gamma, features, start)
         return self
 
     def _setup(self, nxt: np.ndarray, probs: np.ndarray, R: npt.ArrayLike, gamma: float,
@@ -245,6 +255,18 @@ class FiniteMDP:
     def r_max(self) -> float:
         """``R_max = max |R|``, so that every value is bounded by R_max / (1 - gamma)."""
         return float(np.abs(self.R).max())
+
+    @cached_property
+    def row_error(self) -> float:
+        """A bound on ``|sum_j probs[s, a, j] - 1|`` over the stored rows, summed exactly.
+
+        Rows are divided by their sums when built (:mod:`nsrl.model.checks`) unless within
+        rounding of 1; what is left is this (a Garnet's rows: at most a few 1e-16). The
+        certificates of v* add ``gamma row_error |v|`` to their rounding term, so that they
+        hold for the exactly normalised model. Measured once per model, by compensated
+        sums (Knuth's TwoSum: each row's sum to about u^2), in blocks of rows.
+        """
+        return transitions.row_error(self._successors[1])
 
     def save(self, path: str | Path) -> Path:
         """Write the MDP to ``path`` as .npz (no pickle), atomically; return the path written.

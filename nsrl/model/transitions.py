@@ -21,9 +21,9 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from nsrl.model.arrays import as_array, check_copy_memory, index_array, real_array
+from nsrl.model.checks import SUM_TOL, normalise, rows_off
 from nsrl.model.memory import check_memory
 
-ROW_TOL = 1e-8  # |sum_s' P[s, a, s'] - 1| allowed per row
 # Peak bytes per successor entry while checking and canonicalising user lists: the copies
 # (16), the masks and row sums of the checks, and a sort into canonical form (~5 arrays).
 _BYTES_PER_SUCCESSOR = 64
@@ -47,8 +47,10 @@ def check_successors(next_states: npt.ArrayLike, probs: npt.ArrayLike,
 
     Raises:
         ValueError: naming the first offending row (s, a): a shape mismatch, a next state out
-            of range, a negative or non-finite probability, or a row not summing to 1; a
-            ragged list; more memory than is available.
+            of range, a negative or non-finite probability, or a row whose sum is further
+            than :data:`nsrl.model.checks.SUM_TOL` from 1 (a row within it is divided by its
+            sum: :func:`nsrl.model.checks.normalise`); a ragged list; more memory than is
+            available.
         TypeError: non-integer next states, complex or non-numeric probabilities.
     """
     nxt, probs = as_array("next_states", next_states), as_array("probs", probs)
@@ -75,13 +77,41 @@ def check_successors(next_states: npt.ArrayLike, probs: npt.ArrayLike,
         raise ValueError(f"probs[{s}, {a}, {j}] = {float(probs[s, a, j])}: probabilities must be "
                          f"non-negative (row s={s}, a={a}).")
     sums = probs.sum(axis=2)
-    bad = np.abs(sums - 1.0) > ROW_TOL
+    bad = rows_off(sums)
     if bad.any():
         s, a = _first_bad(bad)
         raise ValueError(f"the successors of (s={s}, a={a}) have probabilities summing to "
-                         f"{sums[s, a]:.10g}, not 1 ({int(bad.sum())} rows are off); each row "
-                         f"must be a probability distribution over next states.")
-    return nxt, probs
+                         f"{sums[s, a]:.10g}, not 1 ({int(bad.sum())} rows are off by more "
+                         f"than {SUM_TOL:g}); each row must be a probability distribution over "
+                         f"next states.")
+    return nxt, normalise(probs, sums)
+
+
+_ROW_BLOCK = 2**18  # rows per block of row_error (a few MiB of temporaries)
+
+
+def row_error(probs: np.ndarray) -> float:
+    """``max |sum_j probs[..., j] - 1|`` over the rows, with the sums computed exactly.
+
+    Knuth's TwoSum carries each addition's rounding error, so ``s + e`` is the row's sum to
+    within about ``b^2 u^2``; ``s - 1`` is exact (Sterbenz) for s in [1/2, 2]. The bound
+    returned adds ``4 b^2 u^2 + u |deviation|`` for what remains.
+    """
+    unit = float(np.finfo(np.float64).eps) / 2
+    flat = probs.reshape(-1, probs.shape[-1])
+    worst = 0.0
+    for start in range(0, flat.shape[0], _ROW_BLOCK):
+        block = flat[start:start + _ROW_BLOCK]
+        s, err = block[:, 0].copy(), np.zeros(block.shape[0])
+        for j in range(1, block.shape[1]):
+            x = block[:, j]
+            t = s + x
+            back = t - s
+            err += (s - (t - back)) + (x - back)  # TwoSum: s + x = t + this, exactly
+            s = t
+        worst = max(worst, float(np.abs((s - 1.0) + err).max(initial=0.0)))
+    width = probs.shape[-1]
+    return worst * (1 + 2 * unit) + 4 * width * width * unit * unit
 
 
 def _is_canonical(nxt: np.ndarray, probs: np.ndarray) -> bool:
@@ -204,7 +234,11 @@ def _check_sparse_input(name: str, P: Any, rows: int) -> None:
 
 
 def check_sparse(csr: sp.csr_matrix, n_states: int, n_actions: int) -> None:
-    """Refuse a sparse model with negative, non-finite entries or rows not summing to 1."""
+    """Refuse a sparse model with negative, non-finite entries or rows not summing to 1.
+
+    Rows within :data:`nsrl.model.checks.SUM_TOL` pass; the caller divides their sums out
+    once the model is in successor lists (``csr`` may be the user's own matrix).
+    """
     data = csr.data
     bad = ~np.isfinite(data) | (data < 0)
     if bad.any():
@@ -215,12 +249,12 @@ def check_sparse(csr: sp.csr_matrix, n_states: int, n_actions: int) -> None:
                          f"{int(csr.indices[k])}): probabilities must be finite and "
                          f"non-negative.")
     sums = np.asarray(csr.sum(axis=1)).ravel()
-    bad = np.abs(sums - 1.0) > ROW_TOL
+    bad = rows_off(sums)
     if bad.any():
         s, a = divmod(int(np.argmax(bad)), n_actions)
         raise ValueError(f"the row of (s={s}, a={a}) of P sums to {sums[s * n_actions + a]:.10g},"
-                         f" not 1 ({int(bad.sum())} rows are off); each row must be a "
-                         f"probability distribution over next states.")
+                         f" not 1 ({int(bad.sum())} rows are off by more than {SUM_TOL:g}); "
+                         f"each row must be a probability distribution over next states.")
 
 
 def to_csr(nxt: np.ndarray, probs: np.ndarray) -> sp.csr_matrix:

@@ -12,7 +12,7 @@ from nsrl.greedy.base import GreedyOperator, Nu
 from nsrl.params import param, set_params
 from nsrl.policies import Mixture, Policy
 from nsrl.schemes import rules
-from nsrl.schemes.base import Step
+from nsrl.schemes.base import Step, greedy_step
 
 ALPHA = param(float, 0.1, gt=0, le=1)  # the fixed step of API(alpha) and CPI(alpha)
 
@@ -48,7 +48,7 @@ class API:
 
     def step(self, operator: GreedyOperator, rng: np.random.Generator) -> Step:
         """pi_{k+1} <- G(nu, v_{pi_k})."""
-        g = operator.greedy(self.pi, Nu(), rng)
+        g = greedy_step(operator, self.pi, Nu(), rng)
         target, self.pi = self.pi, g.policy
         return Step(target=target, rho=Nu(), greedy=g)
 
@@ -71,6 +71,6 @@ class APIAlpha(API):
 
     def step(self, operator: GreedyOperator, rng: np.random.Generator) -> Step:
         """pi_{k+1} <- (1 - alpha) pi_k + alpha G(nu, v_{pi_k})."""
-        g = operator.greedy(self.pi, Nu(), rng)
+        g = greedy_step(operator, self.pi, Nu(), rng)
         target, self.pi = self.pi, fold_in(self.pi, g.policy, self.alpha)
         return Step(target=target, rho=Nu(), greedy=g, alpha=self.alpha)

@@ -143,6 +143,58 @@ def greedy_error(mdp: FiniteMDP, step: Step) -> float:
     return float(rho @ (q.max(axis=1) - chosen))
 
 
+def greedy_step(operator: GreedyOperator, target: AnyPolicy, rho: Rho,
+                rng: np.random.Generator) -> Greedy:
+    """``operator.greedy(target, rho, rng)``, what it returned checked at the boundary.
+
+    Every scheme's step calls operators through this, so that a plugin operator returning
+    None, a wrong-shaped policy or out-of-range actions is refused in one line naming its
+    class, before a scheme or the exact backend fails deep inside on it. With a model
+    (``operator.mdp``) the policy's actions (deterministic) or table (else) are checked on it.
+
+    Raises:
+        TypeError: the result is not a :class:`nsrl.greedy.Greedy` holding a policy.
+        ValueError: the policy does not fit the operator's model.
+    """
+    g = operator.greedy(target, rho, rng)
+    name = type(operator).__name__
+    if not isinstance(g, Greedy):
+        raise TypeError(f"{name}.greedy returned {type(g).__name__}, expected an "
+                        f"nsrl.greedy.Greedy; return Greedy(policy=nsrl.Deterministic(actions)).")
+    policy = g.policy
+    if not all(hasattr(policy, a) for a in ("act", "table", "memory")):
+        raise TypeError(f"{name}.greedy returned a Greedy whose policy is "
+                        f"{type(policy).__name__}, expected a stationary policy (act, table, "
+                        f"memory); e.g. nsrl.Deterministic(actions).")
+    mdp = getattr(operator, "mdp", None)
+    if isinstance(mdp, FiniteMDP):
+        _check_fits(name, policy, mdp)
+    return g
+
+
+def _check_fits(name: str, policy: Policy, mdp: FiniteMDP) -> None:
+    """Raise ValueError unless ``policy`` (from ``name``.greedy) is a policy on ``mdp``."""
+    expected = f"expected {mdp.n_states} states with actions in [0, {mdp.n_actions})"
+    try:
+        if hasattr(policy, "action_table"):
+            got = np.asarray(policy.action_table(mdp))
+            fits = got.shape == (mdp.n_states,) and got.dtype.kind in "iu" and (
+                got.size == 0 or (got.min() >= 0 and got.max() < mdp.n_actions))
+            what = f"actions of shape {got.shape}" + (
+                f" in [{got.min()}, {got.max()}]" if got.size and got.dtype.kind in "iuf" else "")
+        else:
+            got = np.asarray(policy.table(mdp))
+            fits = got.shape == (mdp.n_states, mdp.n_actions) and bool(
+                np.isfinite(got).all()) and bool((got >= 0).all())
+            what = f"a table of shape {got.shape}"
+    except (ValueError, IndexError, TypeError) as exc:
+        raise ValueError(f"{name}.greedy returned a policy that does not fit its model "
+                         f"({expected}): {exc}") from None
+    if not fits:
+        raise ValueError(f"{name}.greedy returned {type(policy).__name__} with {what}, "
+                         f"{expected}; fix the operator's greedy().")
+
+
 def reference_run(
     scheme: Scheme,
     operator: GreedyOperator,

@@ -33,7 +33,7 @@ from nsrl.params import param, set_params
 from nsrl.policies import Policy, action_table, stationary_table
 from nsrl.schemes import rules
 from nsrl.schemes.api import ALPHA, fold_in
-from nsrl.schemes.base import Step
+from nsrl.schemes.base import Step, greedy_step
 
 _CPI_PARAMS = {
     "epsilon": param(float | None, None, gt=0),
@@ -110,7 +110,7 @@ class CPI:
         if self.stopped:
             return Step(stopped=True, alpha=0.0)
         rho = Occupancy(self.pi)
-        g = operator.greedy(self.pi, rho, rng)
+        g = greedy_step(operator, self.pi, rho, rng)
         alpha = self.step_of(g, operator)
         if alpha == 0.0:
             self.stopped = True

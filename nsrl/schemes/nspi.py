@@ -13,7 +13,7 @@ import numpy as np
 from nsrl.greedy.base import GreedyOperator, Nu
 from nsrl.params import param, set_params
 from nsrl.policies import NonStationary, Policy
-from nsrl.schemes.base import Step
+from nsrl.schemes.base import Step, greedy_step
 
 
 class NSPI:
@@ -41,7 +41,7 @@ class NSPI:
 
     def step(self, operator: GreedyOperator, rng: np.random.Generator) -> Step:
         """pi_{k+1} <- G(nu, v_{(sigma_k^m)^inf}); drop the oldest policy."""
-        g = operator.greedy(self.loop, Nu(), rng)
+        g = greedy_step(operator, self.loop, Nu(), rng)
         target = self.loop
         self.loop = target.shifted(g.policy)
         return Step(target=target, rho=Nu(), greedy=g)

@@ -13,7 +13,7 @@ import numpy as np
 
 from nsrl.greedy.base import GreedyOperator, Nu
 from nsrl.policies import NonStationary, Policy
-from nsrl.schemes.base import Step
+from nsrl.schemes.base import Step, greedy_step
 
 
 class PSDP:
@@ -38,7 +38,7 @@ class PSDP:
 
     def step(self, operator: GreedyOperator, rng: np.random.Generator) -> Step:
         """pi_{k+1} <- G(nu, v_{sigma_k}); sigma_{k+1} = pi_{k+1} sigma_k."""
-        g = operator.greedy(self.sigma, Nu(), rng)
+        g = greedy_step(operator, self.sigma, Nu(), rng)
         target, self.sigma = self.sigma, self.sigma.prepend(g.policy)
         self._output = self.sigma.looped()
         return Step(target=target, rho=Nu(), greedy=g)

@@ -38,7 +38,7 @@ periodic sequence, which is followed until it repeats, so "``c(i) = inf`` for so
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,6 +115,26 @@ def _c2_tail(gamma: float, m: int, M: int, cbar: float) -> float:
         return cbar
     g = gamma
     return (1 - g**m) * cbar * g**M * (1 + (M * (1 - g) + g) / (m * (1 - g)))
+
+
+def terms_needed(gamma: float, ms: Sequence[int], tol: float, cbar: float) -> int:
+    """Terms n after which every tail bound of :func:`concentrability` is below ``tol``.
+
+    With the tail constant ``cbar`` (which only falls as terms are added), so an estimate
+    from above of the terms still to compute; a large number where cbar is inf or gamma ~ 1.
+
+    Examples:
+        >>> terms_needed(0.9, (5,), 1e-4, 10.0) > terms_needed(0.9, (5,), 1e-2, 10.0)
+        True
+    """
+    if not np.isfinite(cbar) or cbar <= 0.0 or not 0.0 < gamma < 1.0:
+        return 0 if cbar == 0.0 else 10**9
+    k = max(ms, default=0)
+    n = k + max(1, int(np.ceil(np.log(tol / cbar) / np.log(gamma))))
+    step = max(1, (n - k) // 8)
+    while any(_c2_tail(gamma, m, n - k, cbar) >= tol for m in ms) and n < 10**9:
+        n += step
+    return n
 
 
 def _extend(i: np.ndarray, head: np.ndarray, tail: float, reach: _Reach) -> np.ndarray:
@@ -258,6 +278,7 @@ def concentrability(
     tol: float = 1e-4,
     min_terms: int = 32,
     max_terms: int = 100_000,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Concentrability:
     """The concentrability coefficients of Definition 1 (Scherrer 2014) for (mu, nu).
 
@@ -272,6 +293,9 @@ def concentrability(
         min_terms: at least this many exact terms c(0..min_terms-1) (beyond, ``c_at`` gives
             the tail bound).
         max_terms: at most this many terms; ``converged`` says whether tol was reached.
+        progress: called every 8 terms as ``progress(terms_done, terms_expected)``, the
+            second an estimate from the current tail bound (each term costs one sparse
+            product with an S x S matrix: ``nsrl bounds`` shows it on a terminal).
 
     Returns:
         A :class:`Concentrability`; its constants are upper bounds (see the module docstring).
@@ -316,6 +340,9 @@ def concentrability(
             done = i >= min_terms and conc._tails_ok(ms, tol)
             if done or i == max_terms:
                 return dataclasses.replace(conc, converged=done)
+            if progress is not None:
+                progress(i, min(max_terms, max(min_terms, terms_needed(
+                    mdp.gamma, ms, tol, max(conc.c_tail, conc.c_pi_star_tail)))))
         c.append(np.inf if reach.is_inf(i) else _ratio_max(mu @ W, nu))
         c_star.append(np.inf if reach_star.is_inf(i) else _ratio_max(mu @ W_star, nu))
         W = (P_all @ W).reshape(S, A, S).max(axis=1)

@@ -19,6 +19,7 @@ import numpy as np
 
 from nsrl.batched.linalg import gmres, sparse
 from nsrl.batched.linalg.functional import functional_values
+from nsrl.model.memory import check_memory
 
 # A nsrl.batched.linalg.state.Batch (which imports this module for its thresholds).
 Batch = Any
@@ -78,12 +79,32 @@ def policy_values(b: Batch, acts: np.ndarray, x0=None) -> np.ndarray:
     return np.linalg.solve(A, b.mdp.R[b.states, acts][..., None])[..., 0]
 
 
-def systems(b: Batch, acts: np.ndarray, dtype=np.float64) -> np.ndarray:
+def dense_batch(b: Batch, count: int, dtype=np.float64, copies: int = 1) -> np.ndarray:
+    """An empty (count, n, n) array, its memory checked first (``copies`` of it coexist).
+
+    Every (runs, n, n) array of the batched engines is allocated here, so that many runs on
+    a small model are refused in one line before the allocation (issue 47: 20,000
+    Generators on 200 states asked for 6 GiB).
+    """
+    check_dense(b, count, dtype, copies)
+    return np.empty((count, b.n, b.n), dtype=dtype)
+
+
+def check_dense(b: Batch, count: int, dtype=np.float64, copies: int = 1) -> None:
+    """Refuse in one line if ``copies`` (count, n, n) arrays do not fit in memory now."""
+    nbytes = float(copies) * count * b.n * b.n * np.dtype(dtype).itemsize
+    check_memory(nbytes, f"the batched engine's {copies * count:,} dense {b.n} x {b.n} "
+                 f"systems", f"pass fewer Generators per call to nsrl.run (e.g. "
+                 f"{max(1, count // 4):,} at a time) or engine='reference'")
+
+
+def systems(b: Batch, acts: np.ndarray, dtype=np.float64, copies: int = 1) -> np.ndarray:
     """A[r] = I - gamma P_{acts[r]} for deterministic policies (built sparsely).
 
-    ``dtype=b.lu_dtype`` for a running system that is only factored (``refine.factor``).
+    ``dtype=b.lu_dtype`` for a running system that is only factored (``refine.factor``);
+    ``copies``: how many arrays of its size will coexist (2 with its LU factors).
     """
-    A = np.empty((len(acts), b.n, b.n), dtype=dtype)
+    A = dense_batch(b, len(acts), dtype, copies)
     mix(b, A, np.arange(len(acts)), acts, np.ones(len(acts)))
     return A
 
@@ -97,6 +118,7 @@ def mix(b: Batch, A: np.ndarray, runs: np.ndarray, acts: np.ndarray, alpha) -> N
 
 def table_systems(b: Batch, T: np.ndarray) -> np.ndarray:
     """I - gamma P_T for tables T[r, s, a], dense (the direct fallbacks of the solvers)."""
+    check_dense(b, len(T), copies=2)  # the einsum's result, then the difference
     return b.eye - b.gamma * np.einsum("rsa,sat->rst", T, b.mdp.P)
 
 
@@ -127,7 +149,7 @@ def evaluate_mixtures(b: Batch, Asys, runs, rpi, acts, owner, steps) -> np.ndarr
     ``Asys`` holds every run's I - gamma P_pi; ``runs[o]`` is the run of owner o (rpi
     and acts are indexed by owner).
     """
-    A = np.empty((owner.size, b.n, b.n))
+    A = dense_batch(b, owner.size)
     rhs = np.empty((owner.size, b.n))
     sparse.mixed_systems(b.mdp.P, b.mdp.R, b.gamma, Asys, runs[owner], rpi, acts,
                           owner, steps, A, rhs)
@@ -148,7 +170,8 @@ def loop_value(b: Batch, window: np.ndarray) -> np.ndarray:
     """
     n_runs, m, n = window.shape
     c = np.zeros((n_runs, n))
-    M = np.broadcast_to(b.eye, (n_runs, n, n)).copy()
+    M = dense_batch(b, n_runs, copies=2)
+    M[:] = b.eye
     buf = np.empty_like(M)
     for i in range(m - 1, -1, -1):
         c = b.apply(window[:, i], c)
