@@ -18,7 +18,9 @@ import sys
 import numpy as np
 
 from nsrl.cli.common import (
+    GAMMA_HELP,
     GAMMA_MAX,
+    N_FEATURES_HELP,
     UsageError,
     add_problem_arguments,
     check_features,
@@ -138,14 +140,19 @@ def add_parser(sub) -> None:
                    help="n_S; up to n_S^2 n_A = 1e9 successors are drawn as in earlier versions "
                    "(the same instances, O(S^2 A) time: 8-30 s at 1e4 states and 10 actions), "
                    "beyond in O(S A b) (1e5 states: 0.2 s)")
-    p.add_argument("--actions", type=integer(1), required=True)
-    p.add_argument("--branching", type=integer(1), required=True)
+    p.add_argument("--actions", type=integer(1), required=True, help="n_A, actions per state")
+    p.add_argument("--branching", type=integer(1), required=True,
+                   help="b, successors of each state-action pair (at most n_S)")
     p.add_argument("--n-features", type=integer(1), default=None,
-                   help="number of features p (S // 10)")
+                   help=N_FEATURES_HELP)
+    # --features P is the spelling of earlier releases (hidden; it warns): in `nsrl run` and
+    # `nsrl compare`, --features names the sample-based operators' state features.
     p.add_argument("--features", dest="n_features", type=integer(1), default=None,
                    action=_Renamed, new="--n-features", help=argparse.SUPPRESS)
-    p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99)
-    p.add_argument("--seed", type=integer(0), required=True)
+    p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99,
+                   help=GAMMA_HELP)
+    p.add_argument("--seed", type=integer(0), required=True,
+                   help="the Garnet's seed: the same seed draws the same MDP on any machine")
     p.add_argument("--out", required=True, help="file to write (.npz is appended if missing)")
     p.set_defaults(func=_cmd_garnet)
 
@@ -153,7 +160,8 @@ def add_parser(sub) -> None:
     p.add_argument("--scheme", required=True,
                    help="a registered scheme: " + ", ".join(scheme_names()))
     add_problem_arguments(p)
-    p.add_argument("--iterations", type=integer(1), default=100)
+    p.add_argument("--iterations", type=integer(1), default=100,
+                   help="scheme iterations (default 100)")
     p.add_argument("--operator", default="projected",
                    help="greedy operator: " + ", ".join(operator_names()) + " (default projected)")
     add_operator_arguments(p)

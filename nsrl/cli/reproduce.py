@@ -49,7 +49,7 @@ def add_parser(sub) -> None:
     p.set_defaults(func=_cmd_reproduce)
 
     p = sub.add_parser("plot", help="statistics, figures and summary.md of a results folder")
-    p.add_argument("dir", help="a folder written by `nsrl reproduce`")
+    p.add_argument("dir", help="a folder written by nsrl reproduce")
     p.set_defaults(func=_cmd_plot)
 
 
