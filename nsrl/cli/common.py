@@ -179,6 +179,31 @@ def add_problem_arguments(p: argparse.ArgumentParser) -> None:
                    help=GAMMA_HELP)
 
 
+def add_quiet_argument(p: argparse.ArgumentParser) -> None:
+    """``--quiet``/``-q``: no progress and no notes on stderr (see :func:`note`)."""
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print no progress bar and no notes on stderr (warnings and errors "
+                   "still); what the command prints on stdout is unchanged")
+
+
+def note(args: argparse.Namespace, line: str) -> None:
+    """A note for the user on stderr (what was written, how far a run is), unless ``--quiet``.
+
+    Warnings and errors are not notes: they are printed whatever ``--quiet`` says.
+    """
+    if not getattr(args, "quiet", False):
+        import sys
+
+        print(line, file=sys.stderr)
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Whether a progress bar is drawn: stderr is a terminal and ``--quiet`` was not given."""
+    import sys
+
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
 @contextlib.contextmanager
 def user_input():
     """Turn the ValueError/TypeError that a public function raises on bad input into UsageError.

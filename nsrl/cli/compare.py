@@ -13,9 +13,16 @@ See :mod:`nsrl.experiments.compare` for the learners, the table and the figure.
 
 from __future__ import annotations
 
-import sys
-
-from nsrl.cli.common import UsageError, add_problem_arguments, integer, load_problem, user_input
+from nsrl.cli.common import (
+    UsageError,
+    add_problem_arguments,
+    add_quiet_argument,
+    integer,
+    load_problem,
+    note,
+    show_progress,
+    user_input,
+)
 from nsrl.cli.core import check_iterations
 from nsrl.cli.options import add_operator_arguments, check_sample_memory, operator_options
 from nsrl.greedy.registry import make_operator, operator_entry, operator_names, options_for
@@ -80,10 +87,11 @@ def _cmd_compare(args) -> int:
             refuse_link(out / name)
         check_unlocked(out)
     made = make_folder(out)
+    seeds = range(args.seed, args.seed + args.seeds)
     try:
-        with locked(out):
-            df = compare(mdp, learners, args.budget, range(args.seed, args.seed + args.seeds),
-                         progress=lambda n, s: print(f"  {n} seed {s}", file=sys.stderr))
+        with locked(out), _bar(args, len(learners) * len(seeds)) as bar:
+            df = compare(mdp, learners, args.budget, seeds,
+                         progress=lambda name, seed: bar.update(1))
             with user_input():  # an impossible loss is never written
                 check_losses(df["loss"], mdp.gamma, mdp.r_max, "the losses")
             with atomic_path(out / "compare.csv") as tmp:
@@ -96,8 +104,15 @@ def _cmd_compare(args) -> int:
     summary = final.groupby("learner", sort=False).agg(samples=("samples", "mean"),
                                                        loss=("loss", "mean"))
     print(summary.to_string(float_format=lambda x: f"{x:.4g}"))
-    print(f"wrote {out / 'compare.csv'} and {out / 'compare.png'}", file=sys.stderr)
+    note(args, f"wrote {out / 'compare.csv'} and {out / 'compare.png'}")
     return 0
+
+
+def _bar(args, total: int):
+    """A bar over the (learner, seed) runs, drawn only on a terminal and without --quiet."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="run", desc="nsrl compare", disable=not show_progress(args))
 
 
 _DEFAULTS = {"--schemes": "api,cpi(0.1),nspi(5)", "--operators": "rollout-csc,lstdq,exact"}
@@ -120,4 +135,5 @@ def add_parser(subparsers) -> None:
     p.add_argument("--seed", type=integer(0), default=0, help="first run seed (0)")
     p.add_argument("--sb3", default="", help="also SB3 learners, e.g. ppo,a2c,dqn")
     p.add_argument("--out", required=True, help="output directory")
+    add_quiet_argument(p)
     p.set_defaults(func=_cmd_compare)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 import numpy as np
 
@@ -23,11 +22,14 @@ from nsrl.cli.common import (
     N_FEATURES_HELP,
     UsageError,
     add_problem_arguments,
+    add_quiet_argument,
     check_features,
     integer,
     load_problem,
+    note,
     npz_target,
     real,
+    show_progress,
     user_input,
 )
 from nsrl.cli.options import (
@@ -62,9 +64,8 @@ def _cmd_garnet(args) -> int:
         remove_made(made)
         raise
     if made:  # innermost first: name the outermost folder created
-        print(f"created the folder {made[-1]} (missing folders of --out are made)",
-              file=sys.stderr)
-    print(f"wrote {mdp!r} to {path}", file=sys.stderr)
+        note(args, f"created the folder {made[-1]} (missing folders of --out are made)")
+    note(args, f"wrote {mdp!r} to {path}")
     return 0
 
 
@@ -113,7 +114,7 @@ def _cmd_run(args) -> int:
         check_iterations(args.iterations, mdp)
     operator = build_operator(args, mdp)
     hist = run(scheme, operator, args.iterations, rng=np.random.default_rng(args.seed), mdp=mdp,
-               progress=not args.json and sys.stderr.isatty())
+               progress=not args.json and show_progress(args))
     with user_input():  # an impossible loss is never printed
         check_losses(hist.losses, mdp.gamma, mdp.r_max, f"{scheme.name}'s losses")
     if args.json:
@@ -154,6 +155,7 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=integer(0), required=True,
                    help="the Garnet's seed: the same seed draws the same MDP on any machine")
     p.add_argument("--out", required=True, help="file to write (.npz is appended if missing)")
+    add_quiet_argument(p)
     p.set_defaults(func=_cmd_garnet)
 
     p = sub.add_parser("run", help="run one scheme and print its losses")
@@ -167,4 +169,5 @@ def add_parser(sub) -> None:
     add_operator_arguments(p)
     p.add_argument("--seed", type=integer(0), default=0, help="run seed (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_quiet_argument(p)
     p.set_defaults(func=_cmd_run)
