@@ -40,10 +40,10 @@ for name in $experiments; do
 done
 nsrl reproduce --preset paper --out paper --limit 1 --no-plot
 nsrl plot paper > /dev/null
-nsrl garnet --states 20 --actions 2 --branching 2 --seed 0 --out g.npz
+nsrl garnet --states 20 --actions 2 --branching 2 --mdp-seed 0 --out g.npz
 nsrl run --scheme 'nspi(3)' --mdp g.npz --iterations 5 --json > /dev/null
 nsrl run --scheme api --garnet 20,2,2 --operator lstdq --budget 2000 --iterations 3 --json > /dev/null
-nsrl compare --garnet 20,2,2 --schemes api,psdp --operators lstdq,exact --budget 20000 --seeds 1 --out cmp > /dev/null
+nsrl compare --garnet 20,2,2 --schemes api,psdp --operators lstdq,exact --run-budget 20000 --seeds 1 --out cmp > /dev/null
 nsrl bounds --garnet 20,2,2 --m 2 > /dev/null
 python - <<'PY'
 import importlib.util

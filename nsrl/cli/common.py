@@ -21,6 +21,7 @@ GAMMA_MAX = 1 - 1e-5
 
 GAMMA_HELP = (f"discount (default 0.99; at most {GAMMA_MAX:g} = 1 - 1e-5, the largest whose "
               f"exact values are certified)")
+MDP_SEED_HELP = "the Garnet's seed (default 0): the same seed draws the same MDP on any machine"
 N_FEATURES_HELP = "p, the columns of the Garnet's features Phi (default n_S // 10, 1 to 1000)"
 
 
@@ -172,8 +173,7 @@ def add_problem_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--garnet", metavar="S,A,B",
                    help="a Garnet with S states, A actions and B successors per pair")
     g.add_argument("--mdp", metavar="FILE.npz", help="an MDP saved by nsrl garnet")
-    p.add_argument("--mdp-seed", type=integer(0), default=0,
-                   help="Garnet instance seed (default 0)")
+    p.add_argument("--mdp-seed", type=integer(0), default=0, help=MDP_SEED_HELP)
     p.add_argument("--n-features", type=integer(1), default=None, help=N_FEATURES_HELP)
     p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99,
                    help=GAMMA_HELP)

@@ -1,6 +1,7 @@
 """``nsrl garnet`` and ``nsrl run``: the core commands (a stable contract).
 
-nsrl garnet --states S --actions A --branching B [--n-features P] [--gamma G] --seed N --out F
+nsrl garnet --states S --actions A --branching B [--n-features P] [--gamma G] [--mdp-seed N]
+--out F
 nsrl run --scheme NAME (--garnet S,A,B [--mdp-seed N] | --mdp F) [--iterations K]
 [--operator NAME] [--OPTION VALUE ...] [--seed N] [--json]
 
@@ -19,6 +20,7 @@ import numpy as np
 from nsrl.cli.common import (
     GAMMA_HELP,
     GAMMA_MAX,
+    MDP_SEED_HELP,
     N_FEATURES_HELP,
     UsageError,
     add_problem_arguments,
@@ -53,7 +55,7 @@ def _cmd_garnet(args) -> int:
     path = npz_target(args.out)  # what numpy writes: --out noext writes noext.npz; no link
     with user_input():
         mdp = garnet(args.states, args.actions, args.branching, args.n_features, args.gamma,
-                     seed=args.seed)
+                     seed=args.mdp_seed)
     made = make_folder(path.parent)  # as reproduce and compare do with --out; said below
     try:  # mdp.save is atomic: an existing file stays whole until the new one is complete
         path = mdp.save(path)
@@ -152,8 +154,11 @@ def add_parser(sub) -> None:
                    action=_Renamed, new="--n-features", help=argparse.SUPPRESS)
     p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99,
                    help=GAMMA_HELP)
-    p.add_argument("--seed", type=integer(0), required=True,
-                   help="the Garnet's seed: the same seed draws the same MDP on any machine")
+    p.add_argument("--mdp-seed", type=integer(0), default=0, help=MDP_SEED_HELP)
+    # --seed N is the spelling of earlier releases (hidden; it warns): in `nsrl run` and `nsrl
+    # compare`, --seed is the seed of the runs, and --mdp-seed the Garnet's, as here.
+    p.add_argument("--seed", dest="mdp_seed", type=integer(0), default=argparse.SUPPRESS,
+                   action=_Renamed, new="--mdp-seed", help=argparse.SUPPRESS)
     p.add_argument("--out", required=True, help="file to write (.npz is appended if missing)")
     add_quiet_argument(p)
     p.set_defaults(func=_cmd_garnet)
@@ -163,11 +168,12 @@ def add_parser(sub) -> None:
                    help="a registered scheme: " + ", ".join(scheme_names()))
     add_problem_arguments(p)
     p.add_argument("--iterations", type=integer(1), default=100,
-                   help="scheme iterations (default 100)")
+                   help="scheme iterations per run (default 100)")
     p.add_argument("--operator", default="projected",
                    help="greedy operator: " + ", ".join(operator_names()) + " (default projected)")
     add_operator_arguments(p)
-    p.add_argument("--seed", type=integer(0), default=0, help="run seed (default 0)")
+    p.add_argument("--seed", type=integer(0), default=0,
+                   help="the seed of the runs (default 0); --mdp-seed is the Garnet's")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_quiet_argument(p)
     p.set_defaults(func=_cmd_run)

@@ -47,7 +47,7 @@ def test_reproduce_and_plot_say_nothing_on_stderr_when_quiet(tmp_path, capsys):
 
 def test_garnet_run_bounds_compare_say_nothing_on_stderr_when_quiet(tmp_path, capsys):
     path = str(tmp_path / "g.npz")
-    garnet = ["garnet", "--states", "8", "--actions", "2", "--branching", "2", "--seed", "0",
+    garnet = ["garnet", "--states", "8", "--actions", "2", "--branching", "2", "--mdp-seed", "0",
               "--out", path]
     assert "wrote " in _run(capsys, garnet).err
     assert _run(capsys, [*garnet, "--quiet"]).err == ""
