@@ -71,13 +71,15 @@ def _cmd_garnet(args) -> int:
     return 0
 
 
-def build_operator(args, mdp):
+def build_operator(args, mdp, options: dict | None = None):
     """The registered operator named by ``--operator`` with the options given as flags.
 
     Built by :func:`nsrl.greedy.registry.make_operator`; a sample-based operator's memory
-    is checked first, and a refusal names the flags.
+    is checked first, and a refusal names the flags. ``options``: those of
+    :func:`operator_options` when the caller has them already (checked once).
     """
-    options = operator_options(args, [args.operator])
+    if options is None:
+        options = operator_options(args, [args.operator])
     entry = operator_entry(args.operator)
     if entry.sample_based:
         budget = options.get("budget", entry.params["budget"].default)
@@ -109,12 +111,12 @@ def _cmd_run(args) -> int:
     from nsrl.experiments.accuracy import check_losses
     from nsrl.schemes import make_scheme
 
-    operator_options(args, [args.operator])  # the flags, before any work
+    options = operator_options(args, [args.operator])  # the flags, before any work
     with user_input():
         scheme = make_scheme(args.scheme)
         mdp = load_problem(args)
         check_iterations(args.iterations, mdp)
-    operator = build_operator(args, mdp)
+    operator = build_operator(args, mdp, options)
     hist = run(scheme, operator, args.iterations, rng=np.random.default_rng(args.seed), mdp=mdp,
                progress=not args.json and show_progress(args))
     with user_input():  # an impossible loss is never printed
