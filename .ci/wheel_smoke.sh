@@ -9,7 +9,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 # Built from a copy of what a wheel is made of: a stale build/ folder of an in-place build
 # would slip modules that no longer exist into the wheel.
-mkdir "$work/src" && cp -r "$repo"/{pyproject.toml,setup.py,README.md,nsrl,envs} "$work/src"
+mkdir "$work/src" && cp -r "$repo"/{pyproject.toml,setup.py,README.md,LICENSE,nsrl,envs} "$work/src"
 python -m pip wheel --quiet --no-deps --wheel-dir "$work/dist" "$work/src"
 python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --upgrade pip
@@ -19,6 +19,16 @@ export PATH="$work/venv/bin:$PATH"
 python - "$repo" <<'PY'
 import sys, nsrl
 assert not nsrl.__file__.startswith(sys.argv[1]), f"imported from the checkout: {nsrl.__file__}"
+PY
+python - <<'PY'
+# The license travels with the wheel (PEP 639): its text in the .dist-info, named in METADATA.
+from importlib.metadata import distribution
+dist = distribution("nsrl")
+meta = dist.metadata
+assert meta["License-Expression"] == "MIT", meta["License-Expression"]
+assert meta.get_all("License-File") == ["LICENSE"], meta.get_all("License-File")
+text = dist.read_text("licenses/LICENSE")
+assert text is not None and text.startswith("MIT License"), "LICENSE is not in the wheel"
 PY
 version="$(nsrl --version)"
 echo "wheel smoke: $version from $(python -c 'import nsrl; print(nsrl.__file__)')"
@@ -30,10 +40,10 @@ for name in $experiments; do
 done
 nsrl reproduce --preset paper --out paper --limit 1 --no-plot
 nsrl plot paper > /dev/null
-nsrl garnet --states 20 --actions 2 --branching 2 --seed 0 --out g.npz
+nsrl garnet --states 20 --actions 2 --branching 2 --mdp-seed 0 --out g.npz
 nsrl run --scheme 'nspi(3)' --mdp g.npz --iterations 5 --json > /dev/null
 nsrl run --scheme api --garnet 20,2,2 --operator lstdq --budget 2000 --iterations 3 --json > /dev/null
-nsrl compare --garnet 20,2,2 --schemes api,psdp --operators lstdq,exact --budget 20000 --seeds 1 --out cmp > /dev/null
+nsrl compare --garnet 20,2,2 --schemes api,psdp --operators lstdq,exact --run-budget 20000 --seeds 1 --out cmp > /dev/null
 nsrl bounds --garnet 20,2,2 --m 2 > /dev/null
 python - <<'PY'
 import importlib.util

@@ -6,7 +6,7 @@ seed s
 
     nsrl compare --garnet 50,4,2 --mdp-seed s --seed s --seeds 1 --features onehot \\
         --schemes "api,api(0.1),cpi(0.1),cpi+,nspi(5),psdp" --operators lstdq,rollout-csc,exact \\
-        --budget 300000 --iterations 20 --out DIR
+        --run-budget 300000 --iterations 20 --out DIR
 
 run here through the same Python functions (``nsrl.experiments.compare``), with the exact
 operator's final loss after the same 20 iterations for reference, and textbook LSPI (tabular

@@ -22,8 +22,8 @@ import nsrl
 DOCS = Path(__file__).resolve().parent
 
 project = "nsrl"
-author = "the nsrl authors"
-copyright = "the nsrl authors, MIT license"  # noqa: A001 (Sphinx's name)
+author = "the nsrl developers"
+copyright = "2026, the nsrl developers, MIT license"  # noqa: A001 (Sphinx's name)
 release = nsrl.__version__
 version = release
 

@@ -97,7 +97,8 @@ def run(scheme: Scheme | str, operator: GreedyOperator | OperatorSpec | str,
         pi0: initial policy (default: action 0 everywhere; reference engine).
         measure_errors: also record the greedy errors (reference engine).
         keep_outputs: keep every output policy in ``History.outputs`` (reference engine).
-        progress: show a tqdm progress bar (reference engine).
+        progress: show a tqdm progress bar on stderr when it is a terminal (reference
+            engine).
         max_samples: stop once the operator's transitions reach this many (one run only).
         solvers: the batched engines' :class:`~nsrl.batched.linalg.solvers.Solvers` (speed
             only: every method is exact).

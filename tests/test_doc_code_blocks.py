@@ -69,7 +69,7 @@ def why_not_run(argv: list[str], folder: Path) -> str | None:
     if argv[0] == "plot" and not (folder / argv[1]).is_dir():
         return "it plots the folder of a reproduce command that is not run here"
     if argv[0] == "compare":
-        budget = int(_option(argv, "--budget", "0")) * int(_option(argv, "--seeds", "3"))
+        budget = int(_option(argv, "--run-budget", "0")) * int(_option(argv, "--seeds", "3"))
         if budget > BIG_BUDGET:
             return f"{budget} transitions per learner is minutes of work"
     return None

@@ -239,7 +239,7 @@ def test_finite_mdp_takes_the_name_nsrl_garnet_was_given(tmp_path, monkeypatch):
     from nsrl.cli import main
 
     monkeypatch.chdir(tmp_path)
-    assert main(["garnet", "--states", "8", "--actions", "2", "--branching", "2", "--seed", "1",
+    assert main(["garnet", "--states", "8", "--actions", "2", "--branching", "2", "--mdp-seed", "1",
                  "--out", "g"]) == 0
     env = gym.make("FiniteMDP-v0", mdp="g")
     assert env.unwrapped.mdp == nsrl.garnet(8, 2, 2, seed=1)

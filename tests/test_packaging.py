@@ -15,13 +15,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "nsrl", "envs")  # what a wheel is built of
+# What a wheel is built of.
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "nsrl", "envs")
 
 
 @pytest.fixture(scope="module")
-def wheel_names(tmp_path_factory) -> set[str]:
-    """The wheel's file names, built from a copy of the sources (a checkout's stale build/
-    folder would put modules that no longer exist into an in-place build)."""
+def wheel(tmp_path_factory) -> Path:
+    """The wheel, built from a copy of the sources (a checkout's stale build/ folder would put
+    modules that no longer exist into an in-place build)."""
     src, out = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("wheel")
     for name in SOURCES:
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
@@ -29,7 +30,13 @@ def wheel_names(tmp_path_factory) -> set[str]:
                                          if (ROOT / name).is_dir() else {}))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                     "--wheel-dir", str(out), str(src)], check=True, capture_output=True)
-    (wheel,) = out.glob("nsrl-*.whl")
+    (built,) = out.glob("nsrl-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def wheel_names(wheel) -> set[str]:
+    """The wheel's file names."""
     with zipfile.ZipFile(wheel) as z:
         return set(z.namelist())
 
@@ -57,6 +64,17 @@ def test_the_wheel_ships_its_types_and_no_study(wheel_names):
     assert {t for t in top if not t.endswith(".dist-info")} == {"nsrl"}
     assert not any(name.startswith(("nsrl/docs/", "benchmarks/", "study/", "tests/"))
                    for name in wheel_names)
+
+
+def test_the_wheel_carries_the_license_and_its_metadata(wheel, wheel_names):
+    """PEP 639: the license text in the .dist-info, named by License-File; the SPDX expression."""
+    (license_file,) = [n for n in wheel_names if n.endswith(".dist-info/licenses/LICENSE")]
+    (metadata,) = [n for n in wheel_names if n.endswith(".dist-info/METADATA")]
+    with zipfile.ZipFile(wheel) as z:
+        assert z.read(license_file) == (ROOT / "LICENSE").read_bytes()
+        fields = z.read(metadata).decode().splitlines()
+    assert {"License-Expression: MIT", "License-File: LICENSE",
+            "Classifier: Typing :: Typed"} <= set(fields)
 
 
 def test_the_version_is_the_metadata_one():

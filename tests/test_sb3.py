@@ -237,7 +237,7 @@ def test_nsrl_compare_includes_the_sb3_learners(tmp_path):
     from nsrl.cli import main
 
     argv = ["compare", "--garnet", "10,2,2", "--schemes", "api", "--operators", "exact",
-            "--sb3", "a2c,dqn", "--budget", "1200", "--seeds", "1", "--iterations", "2",
+            "--sb3", "a2c,dqn", "--run-budget", "1200", "--seeds", "1", "--iterations", "2",
             "--out", str(tmp_path)]
     assert main(argv) == 0
     df = pd.read_csv(tmp_path / "compare.csv")

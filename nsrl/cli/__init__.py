@@ -5,9 +5,10 @@ Every module of this package that defines ``add_parser(subparsers)`` adds its su
 ``func(args)``. Input errors (:class:`UsageError`) and errors of the environment (a full
 disk, a read-only or locked output folder: :func:`nsrl.experiments.safe_io.describe`) and
 a value the exact backend cannot certify (:class:`nsrl.exact.iterative.NotCertifiedError`) print
-one line on stderr and exit with status 2; a closed output pipe (``nsrl ... | head``) ends
-quietly with status 141 (128 + SIGPIPE, as a shell reports for a command cut off by its
-reader); any other exception is a bug and keeps its traceback.
+one line on stderr and exit with status 2; a bare ``nsrl`` prints the usage and the commands
+on stderr, also with status 2 (argparse's status for a missing argument). A closed output
+pipe (``nsrl ... | head``) ends quietly with status 141 (128 + SIGPIPE, as a shell reports
+for a command cut off by its reader); any other exception is a bug and keeps its traceback.
 
 ``--plugin MODULE`` (repeatable, anywhere on the line) imports a module that registers
 operators, schemes, domains or experiments (:mod:`nsrl.plugins`) before the parser is built,
@@ -42,14 +43,28 @@ def _plugin_option(parser: argparse.ArgumentParser) -> None:
                         "or experiments (repeatable)")
 
 
+class _CommandsFormatter(argparse.HelpFormatter):
+    """argparse's help, without the lone ``COMMAND`` line above the list of the commands."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        text = super()._format_action(action)
+        if isinstance(action, argparse._SubParsersAction):
+            text = text.partition("\n")[2]
+        return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of every subcommand (choices read from the live registries)."""
     from nsrl import __version__
 
-    parser = _Parser(prog="nsrl", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="nsrl", formatter_class=_CommandsFormatter,
+                     description="Approximate policy iteration schemes of Scherrer (ICML 2014): "
+                     "run them, reproduce the paper's experiments, compare operators.",
+                     epilog="'nsrl COMMAND --help' describes each command.")
     parser.add_argument("--version", action="version", version=f"nsrl {__version__}")
     _plugin_option(parser)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND",
+                                parser_class=_Parser)
     for module in subcommand_modules():
         module.add_parser(sub)
     for command in sub.choices.values():
@@ -87,7 +102,11 @@ def main(argv=None) -> int:
             load_plugins(plugins_named(argv))
         except PluginError as exc:
             raise UsageError(str(exc)) from None
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:  # a bare `nsrl`: the usage and the commands, as a usage error
+            _say(parser.format_help().rstrip("\n"))
+            return 2
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status

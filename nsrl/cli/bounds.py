@@ -17,6 +17,7 @@ import numpy as np
 
 from nsrl.cli.common import (
     add_problem_arguments,
+    add_quiet_argument,
     integer,
     load_problem,
     parse_garnet,
@@ -108,4 +109,5 @@ def add_parser(subparsers) -> None:
     p.add_argument("--tol", type=real(0, low_open=True), default=1e-4,
                    help="accuracy of the constants (1e-4)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_quiet_argument(p)
     p.set_defaults(func=_cmd_bounds)

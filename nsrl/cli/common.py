@@ -19,6 +19,12 @@ from pathlib import Path
 GAMMA_MAX = 1 - 1e-5
 
 
+GAMMA_HELP = (f"discount (default 0.99; at most {GAMMA_MAX:g} = 1 - 1e-5, the largest whose "
+              f"exact values are certified)")
+MDP_SEED_HELP = "the Garnet's seed (default 0): the same seed draws the same MDP on any machine"
+N_FEATURES_HELP = "p, the columns of the Garnet's features Phi (default n_S // 10, 1 to 1000)"
+
+
 class UsageError(ValueError):
     """Bad command-line input: reported on one line, exit status 2."""
 
@@ -164,15 +170,38 @@ def check_features(features: int | None, n_states: int, option: str = "--n-featu
 def add_problem_arguments(p: argparse.ArgumentParser) -> None:
     """--garnet S,A,B [--mdp-seed N] [--n-features P] [--gamma G] | --mdp FILE."""
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--garnet", metavar="S,A,B", help="a Garnet with S states, A actions, B succ.")
-    g.add_argument("--mdp", metavar="FILE.npz", help="an MDP saved with `nsrl garnet`")
-    p.add_argument("--mdp-seed", type=integer(0), default=0,
-                   help="Garnet instance seed (default 0)")
-    p.add_argument("--n-features", type=integer(1), default=None,
-                   help="number of features p (S // 10)")
+    g.add_argument("--garnet", metavar="S,A,B",
+                   help="a Garnet with S states, A actions and B successors per pair")
+    g.add_argument("--mdp", metavar="FILE.npz", help="an MDP saved by nsrl garnet")
+    p.add_argument("--mdp-seed", type=integer(0), default=0, help=MDP_SEED_HELP)
+    p.add_argument("--n-features", type=integer(1), default=None, help=N_FEATURES_HELP)
     p.add_argument("--gamma", type=real(0, GAMMA_MAX, low_open=True), default=0.99,
-                   help=f"discount (default 0.99; at most {GAMMA_MAX:g} = 1 - 1e-5, the largest "
-                   "whose exact values are certified)")
+                   help=GAMMA_HELP)
+
+
+def add_quiet_argument(p: argparse.ArgumentParser) -> None:
+    """``--quiet``/``-q``: no progress and no notes on stderr (see :func:`note`)."""
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print no progress bar and no notes on stderr (warnings and errors "
+                   "still); what the command prints on stdout is unchanged")
+
+
+def note(args: argparse.Namespace, line: str) -> None:
+    """A note for the user on stderr (what was written, how far a run is), unless ``--quiet``.
+
+    Warnings and errors are not notes: they are printed whatever ``--quiet`` says.
+    """
+    if not getattr(args, "quiet", False):
+        import sys
+
+        print(line, file=sys.stderr)
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Whether a progress bar is drawn: stderr is a terminal and ``--quiet`` was not given."""
+    import sys
+
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
 
 
 @contextlib.contextmanager

@@ -1,23 +1,40 @@
 """``nsrl compare``: exact loss against samples used, sample-based operators beside exact ones.
 
     nsrl compare --garnet 50,4,2 --schemes api,cpi(0.1),nspi(5)
-                 --operators rollout-csc,lstdq,exact --budget 200000 --seeds 3 --out DIR
+                 --operators rollout-csc,lstdq,exact --run-budget 200000 --seeds 3 --out DIR
                  [--features onehot] [--horizon H|geometric] [--rollout-m M]
                  [--critic auto|lstd|regression|none] [--OPTION VALUE ...]
 
-``--budget`` is the run's (its greedy calls share it); every other option of the registered
-operators is a flag of its name (``nsrl compare --help``).
+``--run-budget`` is the transitions of one run (its greedy calls share it: each gets
+``run budget // iterations``, the operators' own budget); every other option of the
+registered operators is a flag of its name (``nsrl compare --help``). ``--budget`` is the
+spelling of earlier releases for ``--run-budget`` (it warns; in ``nsrl run`` it is the
+transitions of one greedy call).
 
 See :mod:`nsrl.experiments.compare` for the learners, the table and the figure.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 
-from nsrl.cli.common import UsageError, add_problem_arguments, integer, load_problem, user_input
+from nsrl.cli.common import (
+    UsageError,
+    add_problem_arguments,
+    add_quiet_argument,
+    integer,
+    load_problem,
+    note,
+    show_progress,
+    user_input,
+)
 from nsrl.cli.core import check_iterations
-from nsrl.cli.options import add_operator_arguments, check_sample_memory, operator_options
+from nsrl.cli.options import (
+    _Renamed,
+    add_operator_arguments,
+    check_sample_memory,
+    operator_options,
+)
 from nsrl.greedy.registry import make_operator, operator_entry, operator_names, options_for
 
 
@@ -66,11 +83,11 @@ def _cmd_compare(args) -> int:
                                                             **per_operator[op])
         if args.sb3:
             learners.update(load_sb3(_split(args.sb3)))
-        per_call = max(1, args.budget // args.iterations)  # as scheme_learner draws them
+        per_call = max(1, args.run_budget // args.iterations)  # as scheme_learner draws them
         for op in operators:
-            what = f"--budget {args.budget} ({per_call:,} transitions per greedy call, " \
-                   f"budget / iterations)"
-            check_sample_memory(op, mdp, per_call, what, "lower --budget")
+            what = f"--run-budget {args.run_budget} ({per_call:,} transitions per greedy " \
+                   f"call, run budget / iterations)"
+            check_sample_memory(op, mdp, per_call, what, "lower --run-budget")
             if operator_entry(op).sample_based:  # a budget too small for one state, now
                 try:
                     make_operator(op, mdp, **per_operator[op], budget=per_call)
@@ -80,10 +97,11 @@ def _cmd_compare(args) -> int:
             refuse_link(out / name)
         check_unlocked(out)
     made = make_folder(out)
+    seeds = range(args.seed, args.seed + args.seeds)
     try:
-        with locked(out):
-            df = compare(mdp, learners, args.budget, range(args.seed, args.seed + args.seeds),
-                         progress=lambda n, s: print(f"  {n} seed {s}", file=sys.stderr))
+        with locked(out), _bar(args, len(learners) * len(seeds)) as bar:
+            df = compare(mdp, learners, args.run_budget, seeds,
+                         progress=lambda name, seed: bar.update(1))
             with user_input():  # an impossible loss is never written
                 check_losses(df["loss"], mdp.gamma, mdp.r_max, "the losses")
             with atomic_path(out / "compare.csv") as tmp:
@@ -96,8 +114,15 @@ def _cmd_compare(args) -> int:
     summary = final.groupby("learner", sort=False).agg(samples=("samples", "mean"),
                                                        loss=("loss", "mean"))
     print(summary.to_string(float_format=lambda x: f"{x:.4g}"))
-    print(f"wrote {out / 'compare.csv'} and {out / 'compare.png'}", file=sys.stderr)
+    note(args, f"wrote {out / 'compare.csv'} and {out / 'compare.png'}")
     return 0
+
+
+def _bar(args, total: int):
+    """A bar over the (learner, seed) runs, drawn only on a terminal and without --quiet."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="run", desc="nsrl compare", disable=not show_progress(args))
 
 
 _DEFAULTS = {"--schemes": "api,cpi(0.1),nspi(5)", "--operators": "rollout-csc,lstdq,exact"}
@@ -110,14 +135,21 @@ def add_parser(subparsers) -> None:
     p.add_argument("--schemes", default=_DEFAULTS["--schemes"], help="comma-separated schemes")
     p.add_argument("--operators", default=_DEFAULTS["--operators"],
                    help=", ".join(operator_names()))
-    p.add_argument("--budget", type=integer(1), default=100_000,
-                   help="transitions per run (each greedy call gets budget / iterations: "
-                   "the operators' own --budget is derived from it)")
+    p.add_argument("--run-budget", type=integer(1), default=100_000,
+                   help="transitions per run (default 100000); each greedy call of a "
+                   "sample-based operator gets run budget / iterations of them")
+    # The spelling of earlier releases, hidden, for one more release (it warns): `nsrl run
+    # --budget` counts the transitions of one greedy call, this one those of a run.
+    p.add_argument("--budget", dest="run_budget", type=integer(1), default=argparse.SUPPRESS,
+                   action=_Renamed, new="--run-budget", help=argparse.SUPPRESS)
     p.add_argument("--iterations", type=integer(1), default=20,
-                   help="scheme iterations per run (20)")
+                   help="scheme iterations per run (default 20)")
     add_operator_arguments(p, exclude=("budget",))
-    p.add_argument("--seeds", type=integer(1), default=3, help="runs per learner (3)")
-    p.add_argument("--seed", type=integer(0), default=0, help="first run seed (0)")
+    p.add_argument("--seeds", type=integer(1), default=3, help="runs per learner (default 3)")
+    p.add_argument("--seed", type=integer(0), default=0,
+                   help="the seed of the runs (default 0; a learner's runs have seeds seed, "
+                   "seed + 1, ...); --mdp-seed is the Garnet's")
     p.add_argument("--sb3", default="", help="also SB3 learners, e.g. ppo,a2c,dqn")
     p.add_argument("--out", required=True, help="output directory")
+    add_quiet_argument(p)
     p.set_defaults(func=_cmd_compare)

@@ -1,9 +1,8 @@
-"""``nsrl reproduce`` and ``nsrl plot`` .
+"""``nsrl reproduce`` and ``nsrl plot``.
 
-nsrl reproduce [--preset quick|paper|sensitivity|sampled|FILE.toml] --out DIR [--jobs N]
-[--backend loky|dask|sequential] [--scheduler ADDRESS] [--resume]
-[--limit N] [--no-plot]
-nsrl plot DIR
+nsrl reproduce [--preset NAME|FILE.toml] --out DIR [--jobs N] [--backend loky|dask|sequential]
+[--scheduler ADDRESS] [--resume] [--limit N] [--no-plot] [--check] [--quiet]
+nsrl plot DIR [--quiet]
 """
 
 from __future__ import annotations
@@ -12,7 +11,14 @@ import signal
 import sys
 from pathlib import Path
 
-from nsrl.cli.common import UsageError, integer, user_input
+from nsrl.cli.common import (
+    UsageError,
+    add_quiet_argument,
+    integer,
+    note,
+    show_progress,
+    user_input,
+)
 
 
 def experiments_epilog() -> str:
@@ -46,10 +52,12 @@ def add_parser(sub) -> None:
     p.add_argument("--check", action="store_true",
                    help="check everything and build each sweep's first shard's inputs (MDP, "
                    "operator, schemes), then stop: nothing is computed or written")
+    add_quiet_argument(p)
     p.set_defaults(func=_cmd_reproduce)
 
     p = sub.add_parser("plot", help="statistics, figures and summary.md of a results folder")
-    p.add_argument("dir", help="a folder written by `nsrl reproduce`")
+    p.add_argument("dir", help="a folder written by nsrl reproduce")
+    add_quiet_argument(p)
     p.set_defaults(func=_cmd_plot)
 
 
@@ -64,36 +72,35 @@ def _cmd_reproduce(args) -> int:
         experiment = load_experiment(args.preset)
         checked = check_experiment(experiment, args.out, **options)  # the one check
         if args.check:
-            return _first_inputs(experiment)
+            return _first_inputs(args, experiment)
     # SIGTERM (kill PID) ends like Ctrl-C: the session's wall time is logged on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sweeps = experiment.sweeps()
     total = sum(s.scheme_iterations for s in sweeps.values())
     what = (f"{experiment.name}, {len(sweeps)} variants" if experiment.variants else
             f"sweep {experiment.base.name!r}, {len(experiment.base.shards())} shards")
-    print(f"nsrl reproduce: {what}, {total:,} scheme-iterations -> {args.out}", file=sys.stderr)
+    note(args, f"nsrl reproduce: {what}, {total:,} scheme-iterations -> {args.out}")
 
     def on_sweep(variant, folder, result):
         rest = result["total"] - result["done"]
-        print(f"{variant + ': ' if variant else ''}computed {result['computed']} shards in "
-              f"{result['wall_time']:.1f} s; {result['done']}/{result['total']} shards done "
-              f"(on disk, intact)" + (f"; {rest} to go: rerun with --resume" if rest else ""),
-              file=sys.stderr)
+        note(args, f"{variant + ': ' if variant else ''}computed {result['computed']} shards "
+             f"in {result['wall_time']:.1f} s; {result['done']}/{result['total']} shards done "
+             f"(on disk, intact)" + (f"; {rest} to go: rerun with --resume" if rest else ""))
         if not args.no_plot and (not rest or not variant):  # a lone sweep: partial report
-            _plot(folder, quiet=bool(variant))
+            _plot(args, folder, table=not variant)
 
     try:  # the experiment's folder is locked for the whole run (and each variant's)
-        result = checked.run(on_sweep=on_sweep, progress=True)
+        result = checked.run(on_sweep=on_sweep, progress=show_progress(args))
     except InaccurateResult as exc:  # the shards before it are kept; this one is not stored
         raise UsageError(str(exc)) from None
     if experiment.variants and not result["complete"]:
-        print(f"rerun with --resume to finish; {experiment.name}.md is written once every "
-              f"variant is complete", file=sys.stderr)
-    _say_written(result["written"])
+        note(args, f"rerun with --resume to finish; {experiment.name}.md is written once every "
+             f"variant is complete")
+    _say_written(args, result["written"])
     return 0
 
 
-def _first_inputs(experiment) -> int:
+def _first_inputs(args, experiment) -> int:
     """Build the inputs of each sweep's first shard: what ``--check`` proves will start."""
     for variant, sweep in experiment.sweeps().items():
         shard = sweep.shards()[0]
@@ -103,14 +110,14 @@ def _first_inputs(experiment) -> int:
         print(f"{experiment.name}{'/' + variant if variant else ''}: {len(sweep.shards())} "
               f"shards; first {shard.name}: {mdp!r}, operator {sweep.operator.name}, "
               f"{', '.join(schemes)}")
-    print(f"nsrl reproduce --check: {experiment.name} is ready to run", file=sys.stderr)
+    note(args, f"nsrl reproduce --check: {experiment.name} is ready to run")
     return 0
 
 
-def _say_written(written) -> None:
+def _say_written(args, written) -> None:
     """Name the analysis' files, and print its summary (a .md) on stdout."""
     if written:
-        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+        note(args, "wrote " + ", ".join(str(p) for p in written))
         print(next(p for p in written if p.suffix == ".md").read_text())
 
 
@@ -123,9 +130,9 @@ def _cmd_plot(args) -> int:
         _check_complete(args.dir, experiment)
         with user_input():  # atomically, under the folder's lock
             written = write_analysis(args.dir, experiment)
-        _say_written(written)
+        _say_written(args, written)
         return 0
-    _plot(args.dir)
+    _plot(args, args.dir)
     return 0
 
 
@@ -146,7 +153,8 @@ def _check_complete(out, experiment) -> None:
                              f"`nsrl plot {folder}` for that variant alone.")
 
 
-def _plot(out, quiet: bool = False) -> None:
+def _plot(args, out, table: bool = True) -> None:
+    """The statistics, figures and summary of one sweep's folder; its table on stdout if asked."""
     import pandas as pd
 
     from nsrl.experiments.execution import write_sweep_report
@@ -160,9 +168,9 @@ def _plot(out, quiet: bool = False) -> None:
         written, coverage = write_sweep_report(out)
     except NoIntactShard as exc:  # nothing to plot (the message says why); not a bug
         raise UsageError(str(exc)) from None
-    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
-    print(f"statistics of {coverage.intact}/{coverage.total} shards (intact)", file=sys.stderr)
-    if not quiet:
+    note(args, "wrote " + ", ".join(str(p) for p in written))
+    note(args, f"statistics of {coverage.intact}/{coverage.total} shards (intact)")
+    if table:
         print(markdown_table(pd.read_csv(Path(out) / "observations.csv")))
     if coverage.excluded:
         print(f"nsrl plot: warning: {coverage.problem()}.", file=sys.stderr)

@@ -10,15 +10,50 @@ run of a sweep goes through :func:`nsrl.run`, which picks the batched engines wh
 apply. See docs/reproduce.md.
 """
 
-from nsrl.experiments.execution import check_experiment, run_experiment
-from nsrl.experiments.experiment import Experiment
-from nsrl.experiments.loader import load_experiment, load_sweep
-from nsrl.experiments.registry import EXPERIMENTS, register_experiment
-from nsrl.experiments.runner import run_sweep
-from nsrl.experiments.shards import Shard
-from nsrl.experiments.stats import final_summary, paper_stats, per_mdp
-from nsrl.experiments.sweep import Spec, Sweep
-from nsrl.experiments.worker import compute_shard
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time each is imported on use
+    from nsrl.experiments.execution import check_experiment, run_experiment
+    from nsrl.experiments.experiment import Experiment
+    from nsrl.experiments.loader import load_experiment, load_sweep
+    from nsrl.experiments.registry import EXPERIMENTS, register_experiment
+    from nsrl.experiments.runner import run_sweep
+    from nsrl.experiments.shards import Shard
+    from nsrl.experiments.stats import final_summary, paper_stats, per_mdp
+    from nsrl.experiments.sweep import Spec, Sweep
+    from nsrl.experiments.worker import compute_shard
+
+# Imported on first use (PEP 562): importing one submodule (nsrl run needs only
+# nsrl.experiments.accuracy) must not import the registry, which builds every experiment's
+# sweeps and checks their options.
+_WHERE = {
+    "check_experiment": "execution", "run_experiment": "execution", "Experiment": "experiment",
+    "load_experiment": "loader", "load_sweep": "loader", "EXPERIMENTS": "registry",
+    "register_experiment": "registry", "run_sweep": "runner", "Shard": "shards",
+    "final_summary": "stats", "paper_stats": "stats", "per_mdp": "stats", "Spec": "sweep",
+    "Sweep": "sweep", "compute_shard": "worker",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    try:  # a submodule, as when this package imported them all (nsrl.experiments.runner)
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})
+
 
 __all__ = [
     "EXPERIMENTS",

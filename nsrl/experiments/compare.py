@@ -8,7 +8,7 @@ other learners are registered by name (:mod:`nsrl.experiments.learners`), e.g. t
 Stable-Baselines3 agents (``ppo``, ``a2c``, ``dqn``), which ``--sb3 LIST`` loads.
 
     nsrl compare --garnet 50,4,2 --schemes api,cpi(0.1),nspi(5)
-                 --operators rollout-csc,lstdq,exact --budget 200000 --seeds 3 --out DIR
+                 --operators rollout-csc,lstdq,exact --run-budget 200000 --seeds 3 --out DIR
 
 writes ``DIR/compare.csv`` (one row per checkpoint: learner, seed, samples, loss, memory)
 and ``DIR/compare.png`` (mean loss over seeds against samples; model-based operators, which

@@ -172,6 +172,8 @@ def o1_api_worst_and_most_variable(f: Final) -> Check:
     if not f.has("API"):
         return _missing("O1", paper, crit, "API")
     others = [s for s in f.mean.columns if s != "API"]
+    if not others:  # API alone: nothing to be worse or more variable than
+        return _missing("O1", paper, crit, "API", "another scheme")
     worst = f.mean.mean().idxmax()
     p = max(f.lower(s, "API", "spread") for s in others)
     measured = (f"highest mean: {worst} ({f.avg(worst):.2f}; API {f.avg('API'):.2f}); API std "
@@ -265,6 +267,8 @@ def o6_stable_in_size_vanishing_with_branching(f: Final) -> Check:
     paper = ("relative observations stable with n_S and n_A; differences vanish as b grows")
     crit = ("the schemes' ranking by final mean within each n_S and each n_A agrees with the "
             "overall one (Kendall tau >= 0.6); the range of the schemes' means shrinks as b grows")
+    if len(f.mean.columns) < 2:  # a ranking of one scheme: no Kendall tau, no range
+        return _missing("O6", paper, crit, "two schemes or more")
     overall = f.mean.mean()
     taus, ranges = [], []
     for col in ("n_states", "n_actions"):

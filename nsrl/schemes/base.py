@@ -10,6 +10,7 @@ distribution*, and *how* the greedy policy is folded into the current one. It ha
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -225,7 +226,7 @@ def reference_run(
         mu: distribution of the loss (uniform unless given).
         measure_errors: also record the greedy errors (needs the model).
         keep_outputs: keep every output policy in ``History.outputs``.
-        progress: show a tqdm progress bar.
+        progress: show a tqdm progress bar on stderr when it is a terminal.
         max_samples: stop after the iteration at which the operator's transitions reach this
             many (a sample budget); the History then holds only the iterations run.
         estimate: where no model gives the loss, ``estimate(output) -> Score`` after each
@@ -265,7 +266,9 @@ def reference_run(
     if progress:
         from tqdm.auto import tqdm
 
-        iterations = tqdm(iterations, desc=getattr(scheme, "name", "run"), unit="it")
+        # As the sweep runner's bar: drawn on a terminal only (a log file gets no bar).
+        iterations = tqdm(iterations, desc=getattr(scheme, "name", "run"), unit="it",
+                          disable=not sys.stderr.isatty())
     for k in iterations:
         step = scheme.step(operator, rng)
         total += step.greedy.samples if step.greedy is not None else 0

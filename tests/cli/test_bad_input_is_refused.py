@@ -78,15 +78,15 @@ def test_string_false_is_not_read_as_true(tmp_path):
 
 def test_huge_garnet_is_refused_with_the_figures(little_memory, tmp_path, capsys):
     err = usage_error(["garnet", "--states", 10**9, "--actions", 10, "--branching", 2,
-                       "--seed", 0, "--out", tmp_path / "g.npz"], capsys)
+                       "--mdp-seed", 0, "--out", tmp_path / "g.npz"], capsys)
     assert "946 GiB" in err and "16 GiB available" in err and "fewer states" in err
     assert not list(tmp_path.iterdir())
 
 
 def test_huge_budget_is_refused_with_the_figures(little_memory, tmp_path, capsys):
-    err = usage_error(["compare", "--garnet", "10,2,1", "--budget", "1e14", "--out",
+    err = usage_error(["compare", "--garnet", "10,2,1", "--run-budget", "1e14", "--out",
                        tmp_path / "c"], capsys)
-    assert "--budget" in err and "16 GiB available" in err
+    assert "--run-budget" in err and "16 GiB available" in err
     assert not (tmp_path / "c").exists()
 
 
@@ -146,10 +146,10 @@ def test_check_memory_refuses_only_beyond_the_available(monkeypatch):
     (["bounds", "--garnet", "10,2,1", "--tol", "inf"], "--tol"),
     (["bounds", "--garnet", "10,2,1", "--tol", "nan"], "--tol"),
     (["bounds", "--garnet", "10,2,1", "--m", "0"], "--m"),
-    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--seed", "-1",
-      "--out", "g"], "--seed"),
+    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--mdp-seed", "-1",
+      "--out", "g"], "--mdp-seed"),
     (["compare", "--garnet", "10,2,1", "--seed", "-1", "--out", "c"], "--seed"),
-    (["compare", "--garnet", "10,2,1", "--budget", "1.5", "--out", "c"], "--budget"),
+    (["compare", "--garnet", "10,2,1", "--run-budget", "1.5", "--out", "c"], "--run-budget"),
     (["reproduce", "--out", "o", "--jobs", "0"], "--jobs"),
     (["reproduce", "--out", "o", "--limit", "-2"], "--limit"),
 ])
@@ -169,9 +169,9 @@ def test_scientific_notation_is_taken_for_exact_ints(tmp_path, capsys):
 # --- output paths ------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("command", "out"), [
-    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--seed", "0"], "dir"),
-    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--seed", "0"], "dir/"),
-    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--seed", "0"],
+    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--mdp-seed", "0"], "dir"),
+    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--mdp-seed", "0"], "dir/"),
+    (["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--mdp-seed", "0"],
      "file/g.npz"),
     (["reproduce", "--backend", "sequential"], "file"),
     (["reproduce", "--backend", "sequential"], "file/sub"),
@@ -190,7 +190,7 @@ def test_out_path_that_cannot_be_written_is_refused(command, out, tmp_path, monk
 
 def test_garnet_says_what_it_writes(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    argv = ["garnet", "--states", "6", "--actions", "2", "--branching", "2", "--seed", "3"]
+    argv = ["garnet", "--states", "6", "--actions", "2", "--branching", "2", "--mdp-seed", "3"]
     assert main([*argv, "--out", "noext"]) == 0
     assert capsys.readouterr().err.strip().endswith(" to noext.npz")
     assert main([*argv, "--out", "sub/exact.npz"]) == 0
@@ -432,7 +432,7 @@ def test_garnet_killed_while_saving_keeps_the_old_file(tmp_path, monkeypatch, ca
 
     argv = ["garnet", "--states", "6", "--actions", "2", "--branching", "2", "--out",
             str(tmp_path / "g.npz")]
-    assert main([*argv, "--seed", "1"]) == 0
+    assert main([*argv, "--mdp-seed", "1"]) == 0
     old = (tmp_path / "g.npz").read_bytes()
 
     def killed(file, **arrays):
@@ -440,7 +440,7 @@ def test_garnet_killed_while_saving_keeps_the_old_file(tmp_path, monkeypatch, ca
         raise KeyboardInterrupt
 
     monkeypatch.setattr(np, "savez_compressed", killed)
-    assert main([*argv, "--seed", "2"]) == 130
+    assert main([*argv, "--mdp-seed", "2"]) == 130
     assert (tmp_path / "g.npz").read_bytes() == old and os.listdir(tmp_path) == ["g.npz"]
 
 
@@ -449,7 +449,7 @@ def test_a_full_disk_is_one_line_and_leaves_the_old_file(tmp_path, monkeypatch, 
 
     argv = ["garnet", "--states", "6", "--actions", "2", "--branching", "2", "--out",
             str(tmp_path / "g.npz")]
-    assert main([*argv, "--seed", "1"]) == 0
+    assert main([*argv, "--mdp-seed", "1"]) == 0
     old = (tmp_path / "g.npz").read_bytes()
     capsys.readouterr()
 
@@ -460,7 +460,7 @@ def test_a_full_disk_is_one_line_and_leaves_the_old_file(tmp_path, monkeypatch, 
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(np, "savez_compressed", full)
-    err = usage_error([*argv, "--seed", "2"], capsys)
+    err = usage_error([*argv, "--mdp-seed", "2"], capsys)
     assert "No space left on device" in err and "free some space" in err
     assert str(tmp_path / "g.npz") in err  # the file is named
     assert (tmp_path / "g.npz").read_bytes() == old and os.listdir(tmp_path) == ["g.npz"]
@@ -483,7 +483,7 @@ def test_a_name_longer_than_the_file_system_allows_is_refused(tmp_path, capsys):
                        tmp_path / ("x" * 300) / "o"], capsys)
     assert "300 characters" in err and "shorter" in err
     err = usage_error(["garnet", "--states", "5", "--actions", "2", "--branching", "1",
-                       "--seed", "0", "--out", tmp_path / ("g" * 300)], capsys)
+                       "--mdp-seed", "0", "--out", tmp_path / ("g" * 300)], capsys)
     assert "longer than the file system allows" in err
     assert os.listdir(tmp_path) == ["preset.toml"]
 
@@ -500,7 +500,7 @@ def test_outputs_are_never_written_through_links(tmp_path, capsys):
     assert target.read_text() == "not nsrl's"
     (tmp_path / "g.npz").symlink_to(target)
     err = usage_error(["garnet", "--states", "5", "--actions", "2", "--branching", "1",
-                       "--seed", "0", "--out", tmp_path / "g.npz"], capsys)
+                       "--mdp-seed", "0", "--out", tmp_path / "g.npz"], capsys)
     assert "symbolic link" in err and target.read_text() == "not nsrl's"
 
 
@@ -561,8 +561,8 @@ def test_a_shard_declaring_huge_sizes_is_not_read(tmp_path, monkeypatch):
 def test_compare_with_too_small_a_rollout_budget_leaves_no_folder(tmp_path, capsys):
     out = tmp_path / "c"
     err = usage_error(["compare", "--garnet", "10,2,1", "--operators", "rollout-csc",
-                       "--budget", "5", "--out", out], capsys)
-    assert "--budget 5" in err and "too small" in err and "raise the budget" in err
+                       "--run-budget", "5", "--out", out], capsys)
+    assert "--run-budget 5" in err and "too small" in err and "raise the budget" in err
     assert not out.exists()
 
 
@@ -608,7 +608,7 @@ def test_plot_of_an_unfinished_experiment_is_refused_not_summarised(tmp_path, mo
 
 @pytest.mark.parametrize("argv", [
     ["run", "--scheme", "api", "--garnet", "20,2,2", "--gamma", "0.999999999999"],
-    ["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--seed", "0",
+    ["garnet", "--states", "5", "--actions", "2", "--branching", "1", "--mdp-seed", "0",
      "--gamma", "0.999999999999", "--out", "g"],
     ["bounds", "--garnet", "10,2,1", "--gamma", "0.9999999"],
 ])
@@ -739,7 +739,7 @@ def test_lstdq_counts_are_the_same_bits_with_and_without_numba(monkeypatch):
      "--iterations 1,000,000,000,000"),
     (["run", "--scheme", "api", "--garnet", "10,2,1", "--n-features", "11"],
      "--n-features 11 is more than the 10 states"),
-    (["garnet", "--states", "10", "--actions", "2", "--branching", "1", "--seed", "0",
+    (["garnet", "--states", "10", "--actions", "2", "--branching", "1", "--mdp-seed", "0",
       "--n-features", "100000", "--out", "g"], "use --n-features 10 or fewer"),
 ])
 def test_a_former_traceback_is_one_line(argv, expected, tmp_path, monkeypatch, little_memory,

@@ -60,7 +60,7 @@ def test_garnet_then_run_from_file(tmp_path, capsys):
                 "4",
                 "--gamma",
                 "0.9",
-                "--seed",
+                "--mdp-seed",
                 "1",
                 "--out",
                 str(path),

@@ -41,7 +41,7 @@ def test_budget_too_small_is_a_usage_error(capsys):
 
 def test_compare_writes_table_and_figure(tmp_path, capsys):
     code = main(["compare", "--garnet", "10,2,2", "--schemes", "api,api(0.5)", "--operators",
-                 "rollout-csc,exact", "--budget", "3000", "--seeds", "2", "--iterations", "3",
+                 "rollout-csc,exact", "--run-budget", "3000", "--seeds", "2", "--iterations", "3",
                  "--out", str(tmp_path)])
     assert code == 0
     df = pd.read_csv(tmp_path / "compare.csv")
@@ -89,7 +89,7 @@ def test_sb3_missing_is_a_clear_error(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "nsrl.sb3.learners", None)  # import fails
     monkeypatch.setitem(sys.modules, "nsrl.sb3", None)
     code = main(["compare", "--garnet", "8,2,2", "--schemes", "api", "--operators", "exact",
-                 "--budget", "100", "--seeds", "1", "--sb3", "ppo", "--out", str(tmp_path)])
+                 "--run-budget", "100", "--seeds", "1", "--sb3", "ppo", "--out", str(tmp_path)])
     assert code == 2
     err = capsys.readouterr().err
     assert "the learner 'ppo' needs a package that did not import" in err
@@ -98,13 +98,13 @@ def test_sb3_missing_is_a_clear_error(monkeypatch, tmp_path, capsys):
 
 def test_bad_names_are_refused(tmp_path, capsys):
     code = main(["compare", "--garnet", "8,2,2", "--schemes", "api", "--operators", "magic",
-                 "--budget", "100", "--out", str(tmp_path)])
+                 "--run-budget", "100", "--out", str(tmp_path)])
     assert code == 2 and "unknown operator 'magic'" in capsys.readouterr().err
 
 
 def test_fixed_horizon_budget_is_spent_exactly(tmp_path):
     code = main(["compare", "--garnet", "10,2,2", "--schemes", "api", "--operators",
-                 "rollout-reg", "--features", "onehot", "--horizon", "5", "--budget",
+                 "rollout-reg", "--features", "onehot", "--horizon", "5", "--run-budget",
                  "3000", "--seeds", "1", "--iterations", "3", "--out", str(tmp_path)])
     assert code == 0
     df = pd.read_csv(tmp_path / "compare.csv")
@@ -123,7 +123,7 @@ def test_a_registered_learner_by_module_path_is_loaded_when_used(monkeypatch, tm
     monkeypatch.setitem(sys.modules, "my_learners", types.SimpleNamespace(fake=fake))
     register_learner("fake", "my_learners:fake")  # resolved on first use, as the SB3 agents
     code = main(["compare", "--garnet", "8,2,2", "--schemes", "api", "--operators", "exact",
-                 "--budget", "100", "--seeds", "2", "--sb3", "fake", "--out", str(tmp_path)])
+                 "--run-budget", "100", "--seeds", "2", "--sb3", "fake", "--out", str(tmp_path)])
     assert code == 0
     df = pd.read_csv(tmp_path / "compare.csv")
     assert df[df.learner == "fake"].samples.tolist() == [50, 100, 50, 100]
@@ -171,7 +171,7 @@ def test_geometric_horizon_without_critic_draws_about_the_budget(capsys):
 def test_compare_takes_the_rollout_options(tmp_path):
     code = main(["compare", "--garnet", "10,2,2", "--schemes", "api", "--operators",
                  "rollout-reg,lstdq", "--features", "onehot", "--horizon", "5",
-                 "--critic", "none", "--budget", "3000", "--seeds", "1", "--iterations", "3",
+                 "--critic", "none", "--run-budget", "3000", "--seeds", "1", "--iterations", "3",
                  "--out", str(tmp_path)])
     assert code == 0
     df = pd.read_csv(tmp_path / "compare.csv")
@@ -192,7 +192,7 @@ def test_compare_takes_the_rollout_options(tmp_path):
     (["--operators", "lstdq", "--horizon", "geometric", "--rollout-m", "2"], "--horizon"),
 ])
 def test_compare_bad_rollout_options_exit_2(options, option, tmp_path, capsys):
-    argv = ["compare", "--garnet", "8,2,2", "--schemes", "api", "--budget", "1000",
+    argv = ["compare", "--garnet", "8,2,2", "--schemes", "api", "--run-budget", "1000",
             "--out", str(tmp_path / "out"), *options]
     if "--operators" not in options:
         argv += ["--operators", "rollout-csc"]

@@ -65,6 +65,12 @@ def test_missing_schemes_are_reported_not_judged():
     assert "n/a" in markdown_table(observations(pm))
 
 
+def test_api_alone_is_reported_not_judged():
+    """A sweep of API alone: O1 needs another scheme (it was a ValueError of max())."""
+    got = verdicts(table({"API": PAPER_LIKE["API"]}))
+    assert set(got.values()) == {None}
+
+
 def test_a_sign_test_beside_the_wilcoxon_test():
     from nsrl.experiments.observations import paired_p
     # 4 of 5 differences negative: Binomial(5, 1/2) P(X >= 4) = 6/32

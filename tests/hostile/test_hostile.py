@@ -181,7 +181,7 @@ ROWS = [
     ("cli-file-complex", lambda t: ["run", "--scheme", "api", "--mdp", old_complex_file(t)],
      2, r"old_complex\.npz: entry 'P' has dtype complex128"),
     ("cli-garnet-creates-folders", lambda t: ["garnet", "--states", "5", "--actions", "1",
-                                              "--branching", "1", "--seed", "0",
+                                              "--branching", "1", "--mdp-seed", "0",
                                               "--out", str(t / "nonexistent/dir/x")],
      0, r"created the folder .*nonexistent \(missing folders of --out are made\)"),
 ]
