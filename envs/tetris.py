@@ -8,7 +8,19 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from nsrl.tetris import PIECE_NAMES, Game, Placements, State
+from nsrl.policies import LinearScoringPolicy
+from nsrl.tetris import (
+    PIECE_NAMES,
+    SHIPPED,
+    Controller,
+    Game,
+    Placements,
+    State,
+    States,
+    feature_names,
+    features_of_placements,
+)
+from nsrl.tetris.kernels import GAME_OVER_SCORE
 from nsrl.tetris.pieces import SHAPES
 
 from .render import RENDER_FPS, check_render_mode
@@ -34,6 +46,38 @@ class PlacementSpace(spaces.Discrete):
         if mask is None and probability is None and self.legal is not None and self.legal.any():
             mask = self.legal
         return super().sample(mask=mask, probability=probability)
+
+
+class PlacementFeatures:
+    """Afterstate features of every placement, from ``Tetris-v0`` observations.
+
+    The feature map a :class:`nsrl.LinearScoringPolicy` takes: ``(phi[n, A, d], legal[n, A],
+    bonus[n, A])`` with the bonus -1e100 on a placement that ends the game (never chosen while
+    another exists, as the engine's controllers score it). The board and the piece are read
+    back from the observation (cells from the bottom row, then the piece's one-hot).
+    """
+
+    def __init__(self, features: str, width: int, height: int, overflow: str = "end") -> None:
+        self.features, self.width, self.height, self.overflow = features, width, height, overflow
+        self.names = feature_names(features, width)  # an unknown set is refused here
+
+    def states(self, obs: np.ndarray) -> States:
+        """The boards and pieces of a batch of observations."""
+        obs = np.asarray(obs).reshape(len(obs), -1)
+        cells = obs[:, :self.height * self.width].reshape(len(obs), self.height, self.width)
+        rows = (cells.astype(np.int64) << np.arange(self.width)).sum(axis=2)
+        onehot = obs[:, self.height * self.width:]
+        pieces = np.where(onehot.any(axis=1), onehot.argmax(axis=1), -1)
+        return States(rows, pieces, self.width)
+
+    def __call__(self, obs: np.ndarray, mask: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(phi, legal, bonus)`` of every placement of every observation."""
+        p = features_of_placements(self.states(obs), self.features, overflow=self.overflow)
+        legal = p.mask.astype(bool)
+        if mask is not None:
+            legal &= np.asarray(mask, dtype=bool)
+        return p.phi, legal, np.where(p.ends, GAME_OVER_SCORE, 0.0)
 
 
 class TetrisEnv(gym.Env):
@@ -159,6 +203,33 @@ class TetrisEnv(gym.Env):
     def placements(self, features: str) -> Placements:
         """Features of every placement of the current piece (one state's batch)."""
         return self.game.placements(features)
+
+    def placement_features(self, features: str) -> PlacementFeatures:
+        """The feature map of a :class:`nsrl.LinearScoringPolicy` on this env's observations."""
+        return PlacementFeatures(features, self.width, self.height, self.game.overflow)
+
+    def scoring_policy(self, controller: Controller | str) -> LinearScoringPolicy:
+        """A linear controller (or a shipped one's name) as a policy acting on observations.
+
+        It chooses as the batch engine does: the same scores, added in feature order, a
+        game-ending placement only when every one ends the game, the first of ties.
+
+        Examples:
+            >>> import gymnasium as gym
+            >>> env = gym.make("Tetris-v0", board="small").unwrapped
+            >>> obs, info = env.reset(seed=0)
+            >>> pi = env.scoring_policy("dt-10")
+            >>> int(pi.act(obs[None], mask=info["action_mask"][None])[0]) in range(40)
+            True
+        """
+        if isinstance(controller, str):
+            if controller not in SHIPPED:
+                raise ValueError(f"controller should be a Controller or one of "
+                                 f"{', '.join(sorted(SHIPPED))}, got {controller!r}")
+            controller = SHIPPED[controller]
+        names = controller.names(self.width)
+        return LinearScoringPolicy(self.placement_features(controller.features),
+                                   controller.vector(self.width), names)
 
     def render(self) -> str | np.ndarray | None:
         """``"ansi"``: the board as text; ``"rgb_array"``: a picture of it and of the piece."""

@@ -105,7 +105,9 @@ class LinearScoringPolicy:
         if phi.shape[-1] != len(self.weights):
             raise ValueError(f"the feature map gives {phi.shape[-1]} features per action, the "
                              f"policy has {len(self.weights)} weights.")
-        scores = phi @ self.weights
+        scores = np.zeros(phi.shape[:-1])
+        for j, w in enumerate(self.weights):  # added in feature order, as a C loop would
+            scores = scores + phi[..., j] * w
         if bonus is not None:
             scores = scores + bonus
         return scores, np.asarray(legal, dtype=bool)
