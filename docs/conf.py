@@ -116,9 +116,16 @@ def _list_ungrouped(app, docname, source) -> None:
                   + "\n\n".join(lines) + "\n```\n")
 
 
+def _skip_inherited_from_sklearn(app, what, name, obj, skip, options):
+    """Leave out what an estimator inherits from scikit-learn (documented there, in its terms)."""
+    module = getattr(obj, "__module__", None) or ""
+    return True if module.startswith("sklearn") else None
+
+
 def setup(app):
     """Register the handling of links to files outside docs/ and the removal of old stubs."""
     app.connect("builder-inited", _fresh_stubs, priority=100)  # before autosummary writes them
     app.add_post_transform(OutsideLinks)
     app.connect("source-read", _list_ungrouped)
+    app.connect("autodoc-skip-member", _skip_inherited_from_sklearn)
     app.connect("env-get-outdated", lambda *args: ["api/index"])  # it depends on every api/ page

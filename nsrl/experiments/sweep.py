@@ -112,8 +112,9 @@ class Sweep:
         domain: the domain's spec (default ``"garnet"``).
         grid: axis -> values; the domain's axes may also be given as keywords
             (``n_states=(50, 100)``); an axis the domain fixes may be left out.
-        n_mdps, n_runs, n_iterations, gamma, seed, engine, n_features, feature_fraction,
-            samples_per_pair: the sweep's settings (:data:`_SETTINGS`).
+        n_mdps: instances per grid point; ``n_runs``, ``n_iterations``, ``gamma``, ``seed``,
+            ``engine``, ``n_features``, ``feature_fraction`` and ``samples_per_pair`` are
+            the sweep's other settings (:data:`_SETTINGS`).
         schemes: names or specs.
         operator: the greedy operator's spec.
         scheme_options: options given to every scheme that declares them (a scheme's own

@@ -84,7 +84,8 @@ class SoftmaxCSC(ClassifierMixin, BaseEstimator):
     Attributes:
         classes_, coef_, intercept_, n_features_in_: as scikit-learn's LogisticRegression.
         objective_: L at the solution (scikit-learn's scale).
-        n_iter_: Newton steps (or L-BFGS iterations); solver_: the solver used.
+        n_iter_: Newton steps (or L-BFGS iterations).
+        solver_: the solver used.
 
     Examples:
         >>> import numpy as np

@@ -55,7 +55,7 @@ def first_best(scores: np.ndarray, legal: np.ndarray, tie: float = TIE) -> np.nd
 
 
 class LinearScoringPolicy:
-    """pi_w(s) = argmax over legal actions of ``w . phi(s, a)`` (+ the feature map's bonus).
+    """The legal action of best linear score: pi_w(s) = argmax_a w^T phi(s, a) (+ a bonus).
 
     A stationary deterministic policy that needs no table: it acts on observations through
     its feature map, so it works where no model exists; mixtures and non-stationary
