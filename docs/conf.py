@@ -116,6 +116,24 @@ def _list_ungrouped(app, docname, source) -> None:
                   + "\n\n".join(lines) + "\n```\n")
 
 
+def _cli_page(app, docname, source) -> None:
+    """Write api/cli.md's sections: ``nsrl --help`` and each subcommand's, from the parser."""
+    if docname != "api/cli":
+        return
+    import argparse
+
+    from nsrl.cli import build_parser
+
+    parser = build_parser()
+    parser.prog = "nsrl"
+    parts = ["\n## nsrl\n\n```text\n" + parser.format_help() + "```\n"]
+    for action in parser._actions:  # argparse keeps its subcommands in this private list only
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                parts.append(f"\n## nsrl {name}\n\n```text\n{sub.format_help()}```\n")
+    source[0] += "".join(parts)
+
+
 def _skip_inherited_from_sklearn(app, what, name, obj, skip, options):
     """Leave out what an estimator inherits from scikit-learn (documented there, in its terms)."""
     module = getattr(obj, "__module__", None) or ""
@@ -127,5 +145,6 @@ def setup(app):
     app.connect("builder-inited", _fresh_stubs, priority=100)  # before autosummary writes them
     app.add_post_transform(OutsideLinks)
     app.connect("source-read", _list_ungrouped)
+    app.connect("source-read", _cli_page)
     app.connect("autodoc-skip-member", _skip_inherited_from_sklearn)
     app.connect("env-get-outdated", lambda *args: ["api/index"])  # it depends on every api/ page

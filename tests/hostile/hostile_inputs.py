@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 from unittest import mock
@@ -17,6 +18,34 @@ import numpy as np
 import nsrl
 import nsrl.model.memory as memory
 from nsrl import FiniteMDP
+
+HOLDS = "holds"  # a row whose action asserts what holds itself
+
+
+def check_row(action, expected, fragment, tmp_path: Path, capsys, forbidden: tuple) -> None:
+    """One row of a hostile table: it holds, exits with ``expected`` or raises ``expected``.
+
+    A command line (an int status) prints one line ``nsrl: error: ...`` for status 2, matching
+    ``fragment`` and free of the ``forbidden`` words (a traceback, numpy's own messages).
+    """
+    import pytest
+
+    from nsrl.cli import main
+
+    if expected is HOLDS:
+        action(tmp_path)
+    elif isinstance(expected, int):
+        status = main(action(tmp_path))
+        err = capsys.readouterr().err
+        assert status == expected, err
+        assert not any(word in err for word in forbidden), err
+        if expected == 2:
+            assert err.startswith("nsrl: error: ") and err.count("\n") == 1, err
+        assert re.search(fragment, err), err
+    else:
+        with pytest.raises(expected, match=fragment):
+            action(tmp_path)
+
 
 # The issue's small model: two states, one action.
 NXT = np.array([[[1, 0]], [[0, 1]]])
