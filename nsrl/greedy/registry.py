@@ -258,12 +258,16 @@ def _lstdq(mdp: FiniteMDP, budget: int, features: str | None,
                  ridge=ridge)
 
 
-def _lstdq_memory(n_states: int, n_actions: int, transitions: int) -> int:
+def _lstdq_memory(n_states: int, n_actions: int, transitions: int,
+                  n_features: int | None = None) -> int:
     """LSTD-Q's bytes for one call (measured with tracemalloc on Garnets, n_S = 50-200).
 
-    It draws and stores ~135-150 bytes per transition on top of its counts N(x, a, x')
-    (~12 bytes per (x, a, x') entry); its store keeps at most 10^6 transitions between calls.
+    It draws and stores ~135-150 bytes per transition; on one-hot features, on top of its
+    counts N(x, a, x') (~12 bytes per (x, a, x') entry), on p features (``n_features``), on top
+    of its p A x p A system. Its store keeps at most 10^6 transitions between calls.
     """
+    if n_features is not None:
+        return 160 * transitions + 8 * (n_features * n_actions) ** 2
     return 160 * transitions + 16 * n_states * n_actions * n_states
 
 

@@ -103,3 +103,13 @@ def test_an_uncertified_occupancy_leaves_the_greedy_error_nan_not_the_run(monkey
     hist = nsrl.run("cpi(0.1)", nsrl.ExactGreedy(mdp), 2, rng=np.random.default_rng(0),
                     measure_errors=True)
     assert np.isnan(hist.errors).all() and np.isfinite(hist.losses).all()
+
+
+@pytest.mark.parametrize("name", ["bigger", "bigger-powered"])
+def test_every_bigger_variant_fits_a_laptop_by_the_memory_model(name):
+    """LSTD-Q on p features keeps a p A x p A system, not the one-hot counts of n_S^2 A."""
+    from nsrl.experiments.checks import shard_nbytes
+
+    for variant, sweep in registry.EXPERIMENTS[name].sweeps().items():
+        largest = max(sweep.shards(), key=lambda s: s.n_states or 0)
+        assert shard_nbytes(sweep, largest) < 4 * 2**30, variant
