@@ -78,3 +78,59 @@ def test_a_plugin_that_exits_on_import_is_an_error_not_rc_0(tmp_path, monkeypatc
     assert status == 2 and "sys.exit(0)" in captured.err and "quitter" in captured.err
     assert "hello" not in captured.out  # a plugin's prints never reach stdout (--json)
     sys.modules.pop("quitter", None)
+
+
+REPLACER = '''
+import nsrl
+from nsrl.greedy import ExactGreedy, Greedy
+from nsrl.policies import Constant
+
+
+class Stubborn(ExactGreedy):
+    """The exact operator that always answers action 0 (losses unlike the built-in's)."""
+
+    def greedy(self, target, rho, rng):
+        return Greedy(Constant(0), 0.0, 0)
+
+
+nsrl.register_operator("exact", Stubborn, replace=True)
+'''
+REPLACED = '''
+plugins = ["replacer"]
+name = "replaced"
+n_states = [12]
+n_actions = [2]
+branching = [2]
+n_mdps = 2
+n_runs = 1
+n_iterations = 3
+schemes = ["api", "psdp"]
+operator = {name = "exact"}
+'''
+
+
+def test_a_replaced_built_in_reaches_every_worker(tmp_path, monkeypatch):
+    """The sweep gives the same numbers with 1 and 2 workers, and they are the plugin's."""
+    import os
+
+    import pandas as pd
+
+    (tmp_path / "replacer.py").write_text(REPLACER)
+    (tmp_path / "replaced.toml").write_text(REPLACED)
+    (tmp_path / "builtin.toml").write_text(REPLACED.replace('plugins = ["replacer"]\n', ""))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]))
+
+    def losses(preset, out, *options):
+        args = ["reproduce", "--preset", str(tmp_path / preset), "--out", str(tmp_path / out),
+                "--no-plot", *options]
+        assert main(args) == 0
+        df = pd.read_parquet(tmp_path / out / "shards")
+        return df.sort_values(["mdp", "scheme", "run", "iteration"])["loss"].to_numpy()
+
+    built_in = losses("builtin.toml", "b", "--backend", "sequential")
+    one = losses("replaced.toml", "one", "--backend", "sequential")
+    two = losses("replaced.toml", "two", "--jobs", "2")
+    assert (one == two).all() and not (one == built_in).all()
+    sys.modules.pop("replacer", None)
