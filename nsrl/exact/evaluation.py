@@ -255,8 +255,9 @@ class ExactBackend:
     def optimal_value(self, method: str = "auto") -> methods.CertifiedValue:
         """v* by the exact method ``method`` (:mod:`nsrl.exact.methods`), with its bound."""
         if method not in self._v_star:
-            self._v_star[method] = methods.solve(self.mdp, method, self.value_tol,
-                                                 self._evaluate_actions)
+            self._v_star[method] = methods.solve(
+                self.mdp, method, self.value_tol, self._evaluate_actions,
+                lambda model: ExactBackend(model)._evaluate_actions)
         return self._v_star[method]
 
     def _evaluate_actions(self, actions: np.ndarray, tol: float) -> np.ndarray:

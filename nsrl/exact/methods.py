@@ -119,25 +119,20 @@ def method_for(mdp: FiniteMDP, method: str = AUTO) -> ExactMethodEntry:
 
 
 def solve(mdp: FiniteMDP, method: str, tol: float, evaluate: Evaluate,
-          evaluate_on: Callable[[FiniteMDP], Evaluate] | None = None) -> CertifiedValue:
+          evaluate_on: Callable[[FiniteMDP], Evaluate]) -> CertifiedValue:
     """v* of ``mdp`` by ``method``, certified to ``tol`` (what the exact backend calls).
 
     Where rewards are tiny or huge, or gamma so close to 1 that rounding nears the
     certificate, the method runs on an equivalent model with scaled and shifted rewards
     (:mod:`nsrl.exact.transform`) and v* is mapped back with its bound. ``evaluate_on(model)``
-    gives the evaluations on such a model (default: a backend of its own).
+    gives the evaluations on such a model (the backend passes a backend of its own: this
+    module does not import the backend, which imports it).
     """
     entry = method_for(mdp, method)
     fn = entry.resolve()
 
     def run(model: FiniteMDP, tol: float) -> tuple[np.ndarray, float]:
-        if model is mdp:
-            return fn(model, tol, evaluate)
-        if evaluate_on is None:
-            from nsrl.exact.evaluation import ExactBackend  # (it imports this module)
-
-            return fn(model, tol, ExactBackend(model)._evaluate_actions)
-        return fn(model, tol, evaluate_on(model))
+        return fn(model, tol, evaluate if model is mdp else evaluate_on(model))
 
     v, bound = transform.solve(mdp, tol, run)
     return CertifiedValue(v, bound, entry.name)
