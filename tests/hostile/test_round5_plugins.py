@@ -129,8 +129,13 @@ def test_a_replaced_built_in_reaches_every_worker(tmp_path, monkeypatch):
         df = pd.read_parquet(tmp_path / out / "shards")
         return df.sort_values(["mdp", "scheme", "run", "iteration"])["loss"].to_numpy()
 
+    from joblib.externals.loky import get_reusable_executor
+
     built_in = losses("builtin.toml", "b", "--backend", "sequential")
     one = losses("replaced.toml", "one", "--backend", "sequential")
+    # loky reuses its workers between tests: fresh ones see the PYTHONPATH set above
+    get_reusable_executor().shutdown(wait=True)
     two = losses("replaced.toml", "two", "--jobs", "2")
+    get_reusable_executor().shutdown(wait=True)
     assert (one == two).all() and not (one == built_in).all()
     sys.modules.pop("replacer", None)
