@@ -141,21 +141,35 @@ def _stdout_to_stderr() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def _failures(spec: str, when: str, exit_fix: str,
+              own: tuple[type[Exception], ...] = ()) -> Iterator[None]:
+    """A plugin's exit or exception ``when`` (importing, registering) as one PluginError.
+
+    The exceptions ``own`` pass through, for the caller's own message.
+    """
+    try:
+        yield
+    except SystemExit as exc:
+        raise PluginError(f"the plugin {spec!r} called sys.exit({exc.code!r}) {when}; a "
+                          f"plugin should only register names{exit_fix}.") from None
+    except Exception as exc:
+        if isinstance(exc, (PluginError, *own)):
+            raise
+        raise PluginError(f"the plugin {spec!r} failed {when}: "
+                          f"{type(exc).__name__}: {exc}") from exc
+
+
 def _import(spec: str, module_name: str) -> object:
     try:
-        return importlib.import_module(module_name)
+        with _failures(spec, "on import", ": remove the exit", (ModuleNotFoundError,)):
+            return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and module_name.startswith(exc.name):
             raise PluginError(f"cannot import the plugin module {module_name!r} (no module "
                               f"named {exc.name!r}) in process {os.getpid()}; install it or "
                               f"put its folder on PYTHONPATH.") from None
         raise PluginError(f"the plugin {spec!r} failed on import: {exc}") from exc
-    except SystemExit as exc:
-        raise PluginError(f"the plugin {spec!r} called sys.exit({exc.code!r}) on import; a "
-                          f"plugin should only register names: remove the exit.") from None
-    except Exception as exc:
-        raise PluginError(f"the plugin {spec!r} failed on import: "
-                          f"{type(exc).__name__}: {exc}") from exc
 
 
 def _call(spec: str, module: object, function: str) -> None:
@@ -170,14 +184,8 @@ def _call(spec: str, module: object, function: str) -> None:
         raise PluginError(f"the plugin {spec!r} names {function!r}, which is not a function "
                           f"defined in {name!r}: a plugin may run only its own module's code; "
                           f"name the module alone, or a function it defines.")
-    try:
+    with _failures(spec, "while registering", ""):
         hook()
-    except SystemExit as exc:
-        raise PluginError(f"the plugin {spec!r} called sys.exit({exc.code!r}) while "
-                          f"registering; a plugin should only register names.") from None
-    except Exception as exc:
-        raise PluginError(f"the plugin {spec!r} failed while registering: "
-                          f"{type(exc).__name__}: {exc}") from exc
 
 
 def installed_plugins() -> tuple[str, ...]:
