@@ -25,6 +25,7 @@ QuantEcon and mdptoolbox are optional: in an environment without them their colu
 ``&& /tmp/qe/bin/pip install --no-deps -e .``.
 
     python benchmarks/bench_exact_peers.py [--repeat 2] [--only garnet_1e3,car] [--clock wall]
+    python benchmarks/bench_exact_peers.py --rev ec3e9e9   # and an earlier revision, same run
 """
 
 from __future__ import annotations
@@ -35,25 +36,64 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMB
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
+from revisions import export  # noqa: E402 (a sibling script: benchmarks/ is on the path)
 
 import nsrl  # noqa: E402
 from nsrl.exact import ExactBackend, NotCertifiedError, optimal  # noqa: E402
 from nsrl.exact.mpi import optimal_mpi  # noqa: E402
 
-MODELS = {
-    "garnet_1e3": ("Garnet(10^3, 10, 2)", lambda: nsrl.garnet(1000, 10, 2, seed=0)),
-    "garnet_3e3": ("Garnet(3x10^3, 10, 2)", lambda: nsrl.garnet(3000, 10, 2, seed=0)),
-    "garnet_1e4": ("Garnet(10^4, 10, 2)", lambda: nsrl.garnet(10**4, 10, 2, seed=0)),
-    "garnet_1e5": ("Garnet(10^5, 10, 2)", lambda: nsrl.garnet(10**5, 10, 2, seed=0)),
-    "garnet_1e6": ("Garnet(10^6, 10, 2)", lambda: nsrl.garnet(10**6, 10, 2, seed=0)),
-    "grid": ("gridworld(316, seed=0)", lambda: nsrl.gridworld(316, seed=0)),
-    "car": ("mountain_car(316, 316)", lambda: nsrl.mountain_car(316, 316)),
+MODEL_SOURCES = {  # the source is run by --rev's child process too
+    "garnet_1e3": ("Garnet(10^3, 10, 2)", "nsrl.garnet(1000, 10, 2, seed=0)"),
+    "garnet_3e3": ("Garnet(3x10^3, 10, 2)", "nsrl.garnet(3000, 10, 2, seed=0)"),
+    "garnet_1e4": ("Garnet(10^4, 10, 2)", "nsrl.garnet(10**4, 10, 2, seed=0)"),
+    "garnet_1e5": ("Garnet(10^5, 10, 2)", "nsrl.garnet(10**5, 10, 2, seed=0)"),
+    "garnet_1e6": ("Garnet(10^6, 10, 2)", "nsrl.garnet(10**6, 10, 2, seed=0)"),
+    "grid": ("gridworld(316, seed=0)", "nsrl.gridworld(316, seed=0)"),
+    "car": ("mountain_car(316, 316)", "nsrl.mountain_car(316, 316)"),
 }
+MODELS = {key: (name, eval(f"lambda: {source}"))  # noqa: S307 (our own literals)
+          for key, (name, source) in MODEL_SOURCES.items()}
+
 TOOLBOX_MAX_STATES = 3000
+
+
+# ``--rev``: the same solve by an earlier revision's package, in a child process on one thread
+_REV_CHILD = """
+import sys, time, warnings
+warnings.simplefilter("ignore")
+import nsrl
+from nsrl.exact import ExactBackend
+from nsrl.exact.mpi import optimal_mpi
+optimal_mpi(nsrl.garnet(50, 3, 2, seed=0), 1e-6)  # compiled before timing
+mdp = {source}
+best = float("inf")
+for _ in range({repeat}):
+    t = time.process_time()
+    b = ExactBackend(mdp)
+    result = b.optimal_value()
+    best = min(best, time.process_time() - t)
+bound = getattr(result, "bound", None)
+print(best, bound if bound is not None else b.v_star_bound)
+"""
+
+
+def at_revision(package: str, key: str, repeat: int) -> tuple[float, float]:
+    """(fastest CPU s, certified bound) of ``optimal_value`` by the package under ``package``."""
+    import subprocess
+    import sys
+
+    code = _REV_CHILD.format(source=MODEL_SOURCES[key][1], repeat=repeat)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": package}, check=False)
+    if done.returncode:
+        raise SystemExit(f"the --rev child failed on {key}:\n{done.stderr[-2000:]}")
+    best, bound = done.stdout.split()
+    return float(best), float(bound)
 
 
 CLOCK = {"cpu": time.process_time, "wall": time.perf_counter}
@@ -141,8 +181,10 @@ def paired(ours, theirs, repeat: int, budget: float = 1.0):
     return min(a), min(b), float(np.median(np.array(b) / np.array(a)))
 
 
-def row(key: str, repeat: int) -> str:
+def row(key: str, repeat: int, package: str | None = None) -> str:
     name, make = MODELS[key]
+    if package:  # before the pairs here, after them below: a drift falls on both
+        then = [at_revision(package, key, repeat)]
     mdp = make()
     tol = ExactBackend(mdp).value_tol
     optimal_mpi(nsrl.garnet(50, 3, 2, seed=0), 1e-6)  # compiled before timing
@@ -172,6 +214,12 @@ def row(key: str, repeat: int) -> str:
         sec, v = best_of(lambda: tb(2 * bound), 1, 0.0)
         diff = float(np.abs(v - ref).max())
         cells += [f"{sec:8.3f} (diff {diff:.1e})", f"{sec / ours:6.1f}x"]
+    if package:
+        then.append(at_revision(package, key, repeat))
+        sec_then = min(t for t, _ in then)
+        cells += [f"{sec_then:8.3f} (bound {then[0][1]:.1e})", f"{sec_then / ours:6.2f}"]
+        if qe is not None:
+            cells += [f"{sec / sec_then:6.1f}x"]
     return "  ".join(cells) + f"  [{ref_note}]"
 
 
@@ -195,6 +243,9 @@ def main():
     ap.add_argument("--clock", choices=sorted(CLOCK), default="cpu",
                     help="cpu: the process's CPU seconds (every solver here is one thread; "
                     "steadier on a shared machine), wall: elapsed seconds")
+    ap.add_argument("--rev", default=None,
+                    help="also time optimal_value of this revision's package (git archive), "
+                    "in a child process, for nothing-slower checks")
     args = ap.parse_args()
     global clock
     clock = CLOCK[args.clock]
@@ -204,8 +255,14 @@ def main():
     print("model | states | nsrl before | nsrl MPI | speed-up | nsrl bound | QuantEcon MPI "
           "(its epsilon, max diff to ref v*) | QuantEcon / nsrl (median over the pairs) | "
           "mdptoolbox | toolbox / nsrl")
-    for key in args.only.split(","):
-        print(row(key, args.repeat), flush=True)
+    if args.rev:
+        print(f"last columns: nsrl at {args.rev} (optimal_value in a child process, best of "
+              f"{args.repeat} twice, before and after the pairs; its bound), {args.rev} / today "
+              f"(CPU), QuantEcon / nsrl at {args.rev}")
+    with tempfile.TemporaryDirectory() as tmp:
+        package = export(args.rev, tmp) if args.rev else None
+        for key in args.only.split(","):
+            print(row(key, args.repeat, package), flush=True)
     print(f"load average at end {os.getloadavg()[0]:.1f}")
 
 

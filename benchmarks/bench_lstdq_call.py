@@ -50,6 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from bench_lstdq import Replay  # a sibling script: benchmarks/ is on the path
+from revisions import export  # a sibling script too
 from threadpoolctl import threadpool_limits
 
 import nsrl
@@ -289,21 +290,6 @@ with threadpool_limits(1):
     print(time.perf_counter() - t0)
 np.save(sys.argv[3], out.policy.actions)
 """
-
-
-def export(rev: str, folder) -> str:
-    """The package of revision ``rev`` written under ``folder`` (git archive): its PYTHONPATH."""
-    import subprocess
-    from pathlib import Path
-
-    repo = Path(__file__).resolve().parents[1]
-    old = Path(folder) / "old"
-    old.mkdir()
-    archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "nsrl", "envs"],
-                             check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-    (old / "envs").rename(old / "nsrl" / "envs")
-    return str(old)
 
 
 def before(rev, env, phi, data, pi1):

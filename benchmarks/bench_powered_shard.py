@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_lstdq_call import export  # a sibling script: benchmarks/ is on the path
+from revisions import export  # a sibling script: benchmarks/ is on the path
 
 ROOT = Path(__file__).resolve().parents[1]
 _CHILD = """

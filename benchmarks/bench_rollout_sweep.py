@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from revisions import export  # a sibling script: benchmarks/ is on the path
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """
@@ -39,17 +41,6 @@ last = columns["iteration"] == spec["n_iterations"]
 losses = {str(s): float(l) for s, l in zip(columns["scheme"][last], columns["loss"][last])}
 print(json.dumps({"cpu": cpu, "losses": losses, "package": nsrl.__file__}))
 """
-
-
-def export(rev: str, folder: Path) -> str:
-    """The package of revision ``rev`` written under ``folder`` (git archive): its PYTHONPATH."""
-    old = folder / "old"
-    old.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "nsrl", "envs"],
-                             check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-    (old / "envs").rename(old / "nsrl" / "envs")
-    return str(old)
 
 
 def shard(path: str | None, iterations: int) -> dict:

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench_lstdq_call import export  # a sibling script: benchmarks/ is on the path
+from revisions import export  # a sibling script: benchmarks/ is on the path
 
 _CHILD = """
 import gc, resource, sys, tracemalloc

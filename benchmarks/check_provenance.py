@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
-from bench_lstdq_call import export  # a sibling script: benchmarks/ is on the path
+from revisions import export  # a sibling script: benchmarks/ is on the path
 
 ROOT = Path(__file__).resolve().parents[1]
 POWERED = ROOT / "docs" / "bigger" / "powered_run"
