@@ -63,8 +63,9 @@ import nsrl
 from nsrl.experiments.paper.sweep import SWEEP
 from nsrl.model.garnet import garnet
 shards = {s.name: s for s in SWEEP.shards()}
+schemes = getattr(SWEEP, "scheme_names", SWEEP.schemes)  # (name, options) specs since round 3
 for shape in [(20, 2, 1), (20, 2, 2), (160, 2, 2)]:  # numba compiled before timing
-    for scheme in SWEEP.schemes:
+    for scheme in schemes:
         nsrl.run(scheme, "projected", 3, rng=[np.random.default_rng(0)], engine="batched",
                  mdp=garnet(*shape, seed=0))
 out = {}
@@ -73,7 +74,7 @@ for n in SWEEP.n_states:
     mdp = garnet(n, 5, 2, gamma=SWEEP.gamma,
                  seed=np.random.Generator(np.random.PCG64(SWEEP.mdp_seed(shard))))
     cpu, losses = 0.0, []
-    for scheme in SWEEP.schemes:
+    for scheme in schemes:
         rngs = SWEEP.run_rngs(shard, scheme)
         t = time.process_time()
         h = nsrl.run(scheme, "projected", SWEEP.n_iterations, rng=rngs, mdp=mdp,

@@ -65,7 +65,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from nsrl.experiments import load_experiment
 
-    schemes = load_experiment("bigger-powered").sweeps()[args.variant].schemes
+    schemes = load_experiment("bigger-powered").sweeps()[args.variant].scheme_names
     print(f"# bigger-powered {args.variant}, MDP 0, {args.iterations} iterations per scheme, "
           f"one core; before = {args.before}, today = the working tree\n")
     print("| scheme | CPU s before | CPU s today | before / today | final loss | "

@@ -43,7 +43,7 @@ def instances(which: str) -> list[tuple[int, int, int]]:
 
 
 def paper_mdp(inst):
-    shard = Shard(*inst, mdp=0)
+    shard = Shard(*inst, 0)  # MDP 0
     mdp = garnet(*inst, gamma=PAPER.gamma, seed=np.random.Generator(
         np.random.PCG64(PAPER.mdp_seed(shard))))
     return shard, mdp
@@ -52,7 +52,7 @@ def paper_mdp(inst):
 def time_fast(inst, runs, iterations, profiler):
     shard, mdp = paper_mdp(inst)
     fast = {}
-    for scheme in PAPER.schemes:
+    for scheme in PAPER.scheme_names:
         rngs = PAPER.run_rngs(shard, scheme)[:runs]
         if profiler:
             profiler.enable()
@@ -67,7 +67,7 @@ def time_fast(inst, runs, iterations, profiler):
 def time_baseline(inst, runs, iterations, baseline_runs):
     shard, mdp = paper_mdp(inst)
     base = {}
-    for scheme in PAPER.schemes:
+    for scheme in PAPER.scheme_names:
         t = time.perf_counter()
         for rng in PAPER.run_rngs(shard, scheme)[:baseline_runs]:
             nsrl.run(make_scheme(scheme), nsrl.ProjectedGreedy(mdp), iterations, rng=rng,
@@ -87,19 +87,20 @@ def main() -> None:
     args = p.parse_args()
     # Warm the numba caches so that compilation is not timed.
     for shape in [(20, 2, 1), (20, 2, 2), (160, 2, 2)]:
-        for scheme in PAPER.schemes:
+        for scheme in PAPER.scheme_names:
             nsrl.run(scheme, "projected", 3, rng=[np.random.default_rng(0)], engine="batched",
                      mdp=nsrl.garnet(*shape, seed=0))
     profiler = cProfile.Profile() if args.profile else None
     scale = PAPER.n_runs / args.runs * PAPER.n_iterations / args.iterations
     per_scheme, per_ns = defaultdict(float), defaultdict(float)
-    print(f"{'instance':>14} " + " ".join(f"{s:>8}" for s in PAPER.schemes) + f" {'total s':>8}")
+    print(f"{'instance':>14} " + " ".join(f"{s:>8}" for s in PAPER.scheme_names)
+          + f" {'total s':>8}")
     for inst in instances(args.instances):
         fast = time_fast(inst, args.runs, args.iterations, profiler)
         for s, t in fast.items():
             per_scheme[s] += t
         per_ns[inst[0]] += sum(fast.values())
-        print(f"{str(inst):>14} " + " ".join(f"{fast[s]:8.2f}" for s in PAPER.schemes)
+        print(f"{str(inst):>14} " + " ".join(f"{fast[s]:8.2f}" for s in PAPER.scheme_names)
               + f" {sum(fast.values()):8.2f}", flush=True)
     n_inst = len(instances(args.instances))
     measured = sum(per_scheme.values())
@@ -111,8 +112,8 @@ def main() -> None:
         base_total += base
         print(f"{str(inst):>14} {base:8.2f} s")
     full_base = base_total * 9 * PAPER.n_mdps * scale
-    n_it_fast = n_inst * len(PAPER.schemes) * args.runs * args.iterations
-    n_it_base = 3 * len(PAPER.schemes) * args.runs * args.iterations
+    n_it_fast = n_inst * len(PAPER.scheme_names) * args.runs * args.iterations
+    n_it_base = 3 * len(PAPER.scheme_names) * args.runs * args.iterations
     print(f"\nscheme-iterations/s, one core: fast {n_it_fast / measured:,.0f} (all measured "
           f"instances)   baseline {n_it_base / base_total:,.0f} (mid instances)")
     print(f"projected full protocol ({PAPER.scheme_iterations:,} scheme-iterations):")

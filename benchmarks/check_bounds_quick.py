@@ -43,9 +43,9 @@ def main() -> int:
         )
         conc = {
             m: nsrl.concentrability(mdp, m=(m,), min_terms=QUICK.n_iterations + m + 1)
-            for m in {getattr(nsrl.make_scheme(s), "m", 1) for s in QUICK.schemes}
+            for m in {getattr(nsrl.make_scheme(s), "m", 1) for s in QUICK.scheme_names}
         }
-        for name in QUICK.schemes:
+        for name in QUICK.scheme_names:
             scheme = nsrl.make_scheme(name)
             op = nsrl.ProjectedGreedy(mdp, **QUICK.operator_options())
             for run_rng in QUICK.run_rngs(shard, name)[: args.runs]:

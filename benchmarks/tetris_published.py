@@ -16,7 +16,8 @@ the other overflow rule (lines completed by a piece that sticks out are removed 
 show what the rule changes.
 
 Prints a table and writes benchmarks/results/tetris_published.txt (the table) and
-benchmarks/results/tetris_published.json (every command's JSON).
+benchmarks/results/tetris_published.json (every command's JSON); ``--name`` changes the stem
+(``--boards large --name tetris_published_large`` keeps the 10 x 10 files).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ def main() -> None:
     parser.add_argument("--boards", default="small,large", help="small (10 x 10), large")
     parser.add_argument("--clear-first", type=int, default=2_000,
                         help="games of DT-10 and DT-20 on 10 x 10 under 'clear-first' (0: none)")
+    parser.add_argument("--name", default="tetris_published",
+                        help="stem of the result files under benchmarks/results/")
     args = parser.parse_args()
     boards = args.boards.split(",")
     results, speed = [], None
@@ -100,8 +103,8 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "tetris_published.txt").write_text(text)
-    (RESULTS / "tetris_published.json").write_text(json.dumps(results, indent=1) + "\n")
+    (RESULTS / f"{args.name}.txt").write_text(text)
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":
