@@ -31,6 +31,7 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
@@ -56,6 +57,26 @@ autodoc_preserve_defaults = True
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_rtype = False
+
+# intersphinx, offline: the links go to the public sites, but each inventory is read from a file
+# committed under _inventories/, never fetched (the build machines and CI reach no documentation
+# site). Each file is the objects.inv of a Debian (bookworm) documentation package:
+#   python.inv   python3.11-doc 3.11.2-6+deb12u8 (the dependency of python3-doc 3.11.2-1),
+#                usr/share/doc/python3.11/html/objects.inv
+#   scipy.inv    python-scipy-doc 1.10.1-2, usr/share/doc/python-scipy-doc/html/objects.inv
+#   sklearn.inv  python-sklearn-doc 1.2.1+dfsg-1, usr/share/doc/python-sklearn-doc/html/objects.inv
+# NumPy has none: Debian no longer packages NumPy's documentation (no python-numpy-doc in
+# bookworm), so names of numpy stay unlinked. To refresh a file:
+#   apt-get download python3.11-doc   # or python-scipy-doc, python-sklearn-doc
+#   dpkg-deb -x python3.11-doc_*.deb x && cp x/usr/share/doc/python3.11/html/objects.inv \
+#       docs/_inventories/python.inv
+# then rebuild the site with -W and update the package versions above.
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3/", "_inventories/python.inv"),
+    "scipy": ("https://docs.scipy.org/doc/scipy/", "_inventories/scipy.inv"),
+    "sklearn": ("https://scikit-learn.org/stable/", "_inventories/sklearn.inv"),
+}
+intersphinx_timeout = 1  # a file path is never fetched; should one become a URL, fail fast
 
 html_theme = "furo"
 html_title = f"nsrl {release}"
