@@ -76,7 +76,10 @@ class History:
     steps: np.ndarray
     samples: np.ndarray
     errors: np.ndarray
-    output: object = None
+    # One run of the reference engine: its output policy, what `nsrl.loss(mdp, h.output)`
+    # takes. `| Any`: several runs give a list, the batched engines None, which the type
+    # cannot tell apart; `object` made every use of the one-run case a type error.
+    output: AnyPolicy | Any = None
     outputs: list = field(default_factory=list)
     engine: str = "reference"
     scores: np.ndarray = None  # type: ignore[assignment]  # filled in __post_init__
