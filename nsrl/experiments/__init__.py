@@ -12,8 +12,9 @@ apply. See docs/reproduce.md.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from nsrl._lazy import lazy_names
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time each is imported on use
     from nsrl.experiments.execution import check_experiment, run_experiment
@@ -38,21 +39,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    try:  # a submodule, as when this package imported them all (nsrl.experiments.runner)
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{name}":
-            raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())
 
 
 __all__ = [

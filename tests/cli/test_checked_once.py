@@ -60,11 +60,15 @@ def test_run_checks_the_operator_options_once_and_builds_the_scheme_once(monkeyp
     assert counts["check_params"] <= 3
 
 
-def test_run_does_not_import_the_experiment_registry():
+def test_run_does_not_import_the_experiment_registry_nor_the_tetris_engine():
+    # nsrl tetris's parser reads the board limits (nsrl.tetris.state) only: the package's
+    # names are imported on use, so the engine and its numba kernels stay out of nsrl run
     code = ("import sys; from nsrl.cli import main; "
             f"status = main({RUN!r}); "
-            "print(status, 'nsrl.experiments.registry' in sys.modules, file=sys.stderr)")
+            "print(status, 'nsrl.experiments.registry' in sys.modules, "
+            "'nsrl.tetris.engine' in sys.modules, 'nsrl.tetris.kernels' in sys.modules, "
+            "file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300, check=False)
-    assert done.stderr.strip().splitlines()[-1] == "0 False", done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "0 False False False", done.stderr
     assert len(json.loads(done.stdout)["losses"]) == 3
