@@ -149,7 +149,7 @@ class IndexSystem:
         if sums is not None and not self.sparse:
             raise ValueError("SparseSums serve a scipy.sparse feature table that is not "
                              "one-hot.")
-        self.next: Matrix = counts.next_matrix() if sums is None else None
+        self.next, self.sums = counts.next_matrix(), sums
         norms = np.ones(n) if self.one_hot else (
             np.asarray(self.table.multiply(self.table).sum(axis=1)).ravel() if self.sparse
             else (self.table**2).sum(axis=1))
@@ -174,7 +174,6 @@ class IndexSystem:
                     blocks.append(sums.gram[a])
                     self._left.append(sums.left[a])
                     continue
-                assert self.next is not None
                 blocks.append(self.table.T @ sp.diags(counts.visits[rows]) @ self.table)
                 self._left.append((self.next[rows].T @ self.table).T.tocsr())
             self.gram = sp.block_diag(blocks, format="csr")
