@@ -30,11 +30,27 @@ target that mixes actions across states, as every later call's does).
 
 * **later** (``--part later``): a run's successive calls with the default store (reuse), each
   drawing 10^5 new uniform-walk transitions (the store grows by 10^5 per call), the target
-  the previous call's greedy policy (API's), one core: the seconds of each call, and the
-  non-zeros of the system and of its LU (COLAMD), whose fill grows with the stored data.
+  the previous call's greedy policy (API's), one core (CPU seconds). Two operators draw the
+  same transitions (the same seed) and run interleaved: today's, whose store keeps the
+  products Phi^T diag N_a Phi and Phi^T N_a as running sums (issue 46), and the path of the
+  revision before (837e417: those products formed from the stored counts at every call,
+  ``FromCounts`` below). Per call: both calls' seconds, the seconds of forming the store's
+  system alone (statistics and products, no solve) on each path, whether the weights are
+  equal bit for bit and the share of states where the greedy policies agree, the non-zeros
+  of the system and (``--fill``: one more LU per call) of its LU (COLAMD), whose fill grows
+  with the stored data and is what the call's time follows.
+
+* **krylov** (``--part krylov``): issue 46's candidate (c) for the later calls: the same run's
+  third call solved by GMRES(60) (180 iterations at most, relative residual target 1e-10)
+  preconditioned by an earlier call's exact LU (the first call's, cheap to apply, or the
+  previous call's), cold or warm-started from the previous call's weights; against the
+  direct solve: iterations, seconds, relative residual and difference, and the share of
+  states where the greedy policies agree. Also the agreement of successive calls' greedy
+  policies and the largest |Q|: how much a warm start can carry.
 
 Run: ``python benchmarks/bench_lstdq_call.py [--cap 120] [--skip-iterative] [--part ridge]
-[--before f3f294f]`` (``--part ridge`` runs that part alone; ``--part later --calls 5``).
+[--before f3f294f]`` (``--part ridge`` runs that part alone; ``--part later --calls 5
+[--fill]``).
 """
 
 from __future__ import annotations
@@ -321,27 +337,98 @@ def before(rev, env, phi, data, pi1):
             print(f"| {name} | {min(olds):.2f} | {min(news):.2f} | {same} |", flush=True)
 
 
-def later(env, phi, calls):
+class FromCounts(nsrl.LSTDQ):
+    """LSTD-Q as at revision 837e417: the store's system formed from its counts at every call."""
+
+    def _sums(self):
+        return None
+
+
+def later(env, phi, calls, fill=False):
     """Successive greedy calls with the store, as in a run (see the module docstring)."""
+    ops = {"before": FromCounts(env, budget=BUDGET, features=phi),
+           "today": nsrl.LSTDQ(env, budget=BUDGET, features=phi)}
+    rngs = {name: np.random.default_rng(3) for name in ops}
+    targets = dict.fromkeys(ops, nsrl.constant())
+    print(f"\n### A run's successive calls with the store, {BUDGET:,} new transitions per call, "
+          f"one core, CPU seconds\n\n| call | stored | before (837e417) s | today s | "
+          f"system alone: before s | today s | weights equal | greedy policies agree | "
+          f"system non-zeros | LU non-zeros (COLAMD) |\n|---:|---:|---:|---:|---:|---:|---|"
+          f"---:|---:|---:|", flush=True)
+    for k in range(calls):
+        seconds, build, out = {}, {}, {}
+        with threadpool_limits(1):
+            for name, op in ops.items():
+                t0 = time.process_time()
+                out[name] = op.greedy(targets[name], nsrl.Nu(), rngs[name])
+                seconds[name] = time.process_time() - t0
+                op._store_system = None  # formed afresh: the statistics' share of the call
+                t0 = time.process_time()
+                system = op._system(None, rngs[name])
+                build[name] = time.process_time() - t0
+            q = {name: o.policy.q for name, o in out.items()}
+            same = bool(np.array_equal(q["before"], q["today"]))
+            agree = float(np.mean(out["before"].policy.actions == out["today"].policy.actions))
+            op = ops["today"]
+            F = system.gram + op.ridge * system.scale * sp.identity(system.d, format="csr")
+            A = (F - op.gamma * system.cross(targets["today"])).tocsc()
+            lu_nnz = "-"
+            if fill:
+                lu = spla.splu(A, permc_spec=DEFAULT_ORDERING)
+                lu_nnz = f"{lu.L.nnz + lu.U.nnz:,}"
+                del lu
+        print(f"| {k + 1} | {len(op.store):,} | {seconds['before']:.2f} | {seconds['today']:.2f}"
+              f" | {build['before']:.2f} | {build['today']:.2f} | {same} | {agree:.4f} | "
+              f"{A.nnz:,} | {lu_nnz} |", flush=True)
+        targets = {name: o.policy for name, o in out.items()}
+
+
+def krylov(env, phi, calls=3):
+    """GMRES on call ``calls``'s system, preconditioned by earlier calls' LUs (docstring)."""
     op = nsrl.LSTDQ(env, budget=BUDGET, features=phi)
     rng = np.random.default_rng(3)
-    target = nsrl.constant()
-    print(f"\n### A run's successive calls with the store, {BUDGET:,} new transitions per call, "
-          f"one core\n\n| call | stored | call s | system non-zeros | LU non-zeros (COLAMD) |"
-          f"\n|---:|---:|---:|---:|---:|", flush=True)
-    for k in range(calls):
-        with threadpool_limits(1):
-            t0 = time.process_time()
+    target, lus, thetas, actions, peak = nsrl.constant(), [], [], [], []
+    with threadpool_limits(1):
+        for _ in range(calls):
             out = op.greedy(target, nsrl.Nu(), rng)
-            seconds = time.process_time() - t0
             system = op._system(None, rng)
             F = system.gram + op.ridge * system.scale * sp.identity(system.d, format="csr")
-            A = (F - op.gamma * system.cross(target)).tocsc()
-            lu = spla.splu(A, permc_spec=DEFAULT_ORDERING)
-        print(f"| {k + 1} | {len(op.store):,} | {seconds:.2f} | {A.nnz:,} | "
-              f"{lu.L.nnz + lu.U.nnz:,} |", flush=True)
-        del lu
-        target = out.policy
+            A, b = (F - op.gamma * system.cross(target)).tocsc(), system.b
+            t0 = time.process_time()
+            lus.append(spla.splu(A, permc_spec=DEFAULT_ORDERING))
+            thetas.append(lus[-1].solve(b))
+            lu_s = time.process_time() - t0
+            actions.append(out.policy.actions)
+            peak.append(float(np.abs(out.policy.q).max()))
+            target = out.policy
+    print(f"\n### Issue 46 (c): call {calls}'s system ({len(op.store):,} stored) by GMRES(60), "
+          f"at most 180 iterations, relative residual target 1e-10, one core\n\ndirect "
+          f"solve (COLAMD LU): {lu_s:.2f} s; successive calls' greedy policies agree on "
+          + ", ".join(f"{np.mean(actions[k] == actions[k + 1]):.1%}" for k in range(calls - 1))
+          + " of the states; largest |Q| per call: " + ", ".join(f"{q:.3g}" for q in peak)
+          + "\n\n| preconditioner | start | iterations | seconds | relative residual | "
+          "relative difference to the LU | greedy policy agrees with the LU's |\n"
+          "|---|---|---:|---:|---:|---:|---:|", flush=True)
+    x_ref = thetas[-1]
+    q_ref = (phi @ x_ref.reshape(op.n_actions, -1).T).argmax(axis=1)
+    runs = [("the first call's LU", lus[0], None, "cold"),
+            ("the previous call's LU", lus[-2], None, "cold"),
+            ("the previous call's LU", lus[-2], thetas[-2], "the previous weights")]
+    for name, lu, start, how in runs:
+        count = [0]
+
+        def tick(*_, count=count):
+            count[0] += 1
+        M = spla.LinearOperator(A.shape, lu.solve)
+        with threadpool_limits(1):
+            t0 = time.process_time()
+            x, _ = spla.gmres(A, b, x0=start, M=M, rtol=1e-10, atol=0.0, restart=60, maxiter=3,
+                              callback=tick, callback_type="pr_norm")
+            seconds = time.process_time() - t0
+        agree = np.mean((phi @ x.reshape(op.n_actions, -1).T).argmax(axis=1) == q_ref)
+        print(f"| {name} | {how} | {count[0]} | {seconds:.1f} | "
+              f"{np.linalg.norm(b - A @ x) / np.linalg.norm(b):.1e} | {rel(x, x_ref):.1e} | "
+              f"{agree:.1%} |", flush=True)
 
 
 def main():
@@ -349,8 +436,11 @@ def main():
     parser.add_argument("--cap", type=float, default=120.0,
                         help="seconds after which today's path is stopped")
     parser.add_argument("--skip-iterative", action="store_true")
-    parser.add_argument("--part", choices=["all", "ridge", "before", "later"], default="all")
+    parser.add_argument("--part", choices=["all", "ridge", "before", "later", "krylov"],
+                        default="all")
     parser.add_argument("--calls", type=int, default=5, help="calls of --part later")
+    parser.add_argument("--fill", action="store_true",
+                        help="--part later: also the LU's non-zeros (one more LU per call)")
     parser.add_argument("--before", metavar="REV", default=None,
                         help="also time the calls at revision REV (e.g. f3f294f)")
     args = parser.parse_args()
@@ -365,7 +455,10 @@ def main():
     print(f"drawing {BUDGET:,} transitions (uniform walks, not in the calls below): "
           f"{draw:.2f} s")
     if args.part == "later":
-        later(env, tiles, args.calls)
+        later(env, tiles, args.calls, args.fill)
+        return
+    if args.part == "krylov":
+        krylov(env, tiles)
         return
     if args.part == "ridge":
         _, _, pi1 = call(env, tiles, data, nsrl.constant(), "COLAMD")

@@ -15,8 +15,9 @@ psibar' being 0 after a termination. Only X_pi depends on the target. Two ways t
   pi(a' | x')`` are sparse, so LSTD-Q is the fixed point of the empirical model, in
   O(S A b) whatever the number of transitions; with a dense Phi table they are dense d x d
   matrices built in O(nnz p + A^2 S p^2); with a scipy.sparse table (tile coding) G is
-  block diagonal and X_pi sparse, both built by sparse products, and the solves are sparse
-  (SuperLU: one factorisation of G + lambda I serves every regression of a finite sequence);
+  block diagonal and X_pi sparse, both built by sparse products (with a store and integer
+  entries, from running sums: :class:`SparseSums`), and the solves are sparse (SuperLU: one
+  factorisation of G + lambda I serves every regression of a finite sequence);
 * :class:`DenseSystem`, for any feature matrix, from the transitions, in O(n A p^2).
 
 **Regularisation.** ``lambda = ridge * s2`` is added to the summed system, s2 being the
@@ -66,6 +67,69 @@ def _sparse(x: Matrix) -> bool:
     return bool(sp.issparse(x))
 
 
+class SparseSums:
+    """Phi^T diag N(., a) Phi and Phi^T N_a of a scipy.sparse feature table, by running sums.
+
+    The target-free products of :class:`IndexSystem`'s sparse branch (tile coding), kept by
+    a store (``update(data, sign=)``) so that a call with reuse adds the products of its new
+    transitions, O(batch nnz(phi)^2), instead of forming them from every stored count again,
+    O(nnz(N) nnz(phi)). Exact: it is kept only for tables of integer entries (tile coding's
+    ones, see :func:`exact_sums`) and unweighted transitions, whose sums are integers, so
+    they equal the from-scratch products bit for bit whatever the order of the additions;
+    what an eviction empties is dropped, so the patterns are equal too.
+
+    Attributes:
+        gram: per action a, ``Phi^T diag N(., a) Phi`` (p, p), CSR.
+        left: per action a, ``Phi^T N_a`` (p, n_index), CSR: ``left[a][j, x'] = sum_x
+            phi_j(x) N(x, a, x')``.
+    """
+
+    def __init__(self, table: Matrix, n_actions: int) -> None:
+        self.table = cast(Matrix, sp.csr_matrix(table))
+        n, p = self.table.shape
+        self.n_actions = int(n_actions)
+        self.gram: list[Matrix] = [sp.csr_matrix((p, p)) for _ in range(self.n_actions)]
+        self.left: list[Matrix] = [sp.csr_matrix((p, n)) for _ in range(self.n_actions)]
+
+    def update(self, data: Transitions, weights: npt.ArrayLike | None = None,
+               sign: float = 1.0) -> None:
+        """Add (``sign`` = 1) or remove (``sign`` = -1) the products of ``data``."""
+        if weights is not None:
+            raise ValueError("SparseSums keeps unweighted transitions only (its sums are "
+                             "exact integers).")
+        n, p = self.table.shape
+        x = np.asarray(data.obs, dtype=np.int64)
+        nxt = np.asarray(data.next_obs, dtype=np.int64)
+        actions, live = np.asarray(data.actions), ~np.asarray(data.done, dtype=bool)
+        for a in range(self.n_actions):
+            idx = np.flatnonzero(actions == a)
+            if not len(idx):
+                continue
+            phi = self.table[x[idx]]
+            self.gram[a] = self._add(self.gram[a], sign * (phi.T @ phi))
+            rows = np.flatnonzero(live[idx])
+            hits = sp.csr_matrix((np.full(len(rows), sign), (rows, nxt[idx][rows])),
+                                 shape=(len(idx), n))
+            self.left[a] = self._add(self.left[a], (phi.T @ hits).tocsr())
+
+    @staticmethod
+    def _add(total: Matrix, delta: Matrix) -> Matrix:
+        out = (total + delta).tocsr()
+        out.eliminate_zeros()  # what an eviction emptied: the from-scratch pattern
+        return out
+
+
+def exact_sums(table: Matrix) -> bool:
+    """Whether :class:`SparseSums` is exact for ``table``: integer entries (e.g. 0/1 tiles).
+
+    Entries of magnitude <= 2^10 make products <= 2^20, whose sums stay exact integers in
+    float64 (below 2^53) over up to 2^33 transitions, far beyond a store's.
+    """
+    values = table.data if _sparse(table) else np.asarray(table)
+    return bool(np.all(np.isfinite(values)) and np.all(values == np.round(values))
+                and (values.size == 0 or np.abs(values).max() <= 2.0**10))
+
+
 class IndexSystem:
     """G, b and X_pi from :class:`IndexCounts` and a feature table (n_index, p).
 
@@ -73,16 +137,23 @@ class IndexSystem:
         counts: the statistics of the data.
         table: the feature table; the identity means one-hot features (sparse system).
         probs: ``probs(pi) -> (n_index, n_actions)``, pi(a' | x') at every index x'.
+        sums: for a scipy.sparse table (not one-hot), the :class:`SparseSums` of the same
+            transitions (kept by a store): its products are read instead of formed from
+            ``counts`` (the same values, bit for bit).
     """
 
-    def __init__(self, counts: IndexCounts, table: Matrix, probs: Probs) -> None:
+    def __init__(self, counts: IndexCounts, table: Matrix, probs: Probs,
+                 sums: SparseSums | None = None) -> None:
         self.counts, self.probs = counts, probs
         self.table = cast(Matrix, table.tocsr() if _sparse(table)
                           else np.asarray(table, dtype=float))
         n, A = counts.n_index, counts.n_actions
         self.one_hot = self.table.shape == (n, n) and is_identity(self.table)
         self.sparse = _sparse(self.table) and not self.one_hot  # e.g. tile coding
-        self.next = counts.next_matrix()
+        if sums is not None and not self.sparse:
+            raise ValueError("SparseSums serve a scipy.sparse feature table that is not "
+                             "one-hot.")
+        self.next, self.sums = counts.next_matrix(), sums
         norms = np.ones(n) if self.one_hot else (
             np.asarray(self.table.multiply(self.table).sum(axis=1)).ravel() if self.sparse
             else (self.table**2).sum(axis=1))
@@ -102,8 +173,12 @@ class IndexSystem:
             self.b = np.zeros(self.d)
             for a in range(A):
                 rows = slice(a * n, (a + 1) * n)
-                blocks.append(self.table.T @ sp.diags(counts.visits[rows]) @ self.table)
                 self.b[a * p:(a + 1) * p] = self.table.T @ counts.rewards[rows]
+                if sums is not None:
+                    blocks.append(sums.gram[a])
+                    self._left.append(sums.left[a])
+                    continue
+                blocks.append(self.table.T @ sp.diags(counts.visits[rows]) @ self.table)
                 self._left.append((self.next[rows].T @ self.table).T.tocsr())
             self.gram = sp.block_diag(blocks, format="csr")
             return

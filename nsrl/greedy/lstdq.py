@@ -26,7 +26,12 @@ later target. By default an operator keeps a :class:`nsrl.greedy.transitions.Tra
 (FIFO, 10^6 transitions): each greedy call draws ``budget`` new transitions, adds them, and
 solves from everything stored; ``samples`` counts the new ones only. With index
 observations and a feature table (one-hot, Phi) the store keeps the counts N(x, a, x'), so
-a call costs O(budget + S A b) whatever is stored; with other features it keeps G and b,
+a call costs O(budget + S A b) whatever is stored; with a scipy.sparse table of integer
+entries (tile coding) it also keeps the products Phi^T diag N_a Phi and Phi^T N_a as running
+sums (:class:`nsrl.greedy.lstd_system.SparseSums`: exact, so the weights are those of the
+products formed afresh, bit for bit), and a call adds its batch's products only; the sparse
+LU of the system, whose fill grows with the stored data, is then what a call costs
+(benchmarks/bench_lstdq_call.py, ``--part later``). With other features it keeps G and b,
 and a call computes X_pi over the stored transitions, O(n A p^2).
 
 **Greedy step.** ``argmax_a Q_hat(x, a)``; with one-hot features only among the actions
@@ -55,9 +60,11 @@ from nsrl.greedy.lstd_system import (
     DenseGram,
     DenseSystem,
     IndexSystem,
+    SparseSums,
     System,
     check_features,
     check_ordering,
+    exact_sums,
     is_identity,
     solve_target,
 )
@@ -258,7 +265,7 @@ class LSTDQ:
             key = (id(counts), self._stored.added)
             if self._store_system is None or self._store_system[0] != key:
                 self._store_system = (key, IndexSystem(counts, self._table,
-                                                       self._row_probs(rng)))
+                                                       self._row_probs(rng), self._sums()))
             system = self._store_system[1]
             system.probs = self._row_probs(rng)
             return system
@@ -278,6 +285,19 @@ class LSTDQ:
         check_features(phi, "LSTDQ's features of the stored states")
         check_features(phi_next, "LSTDQ's features of the stored next states")
         return DenseSystem(phi, phi_next, data, weights, self.n_actions, probs, sums)
+
+    def _sums(self) -> SparseSums | None:
+        """The store's running :class:`SparseSums`, for a sparse integer table (tile coding).
+
+        Its products are those the store's system would form from the counts, bit for bit
+        (integer sums), so a call adds its batch's products instead of forming them from
+        every stored count. Other tables (one-hot, dense, non-integer sparse): None.
+        """
+        table = self._table
+        if not (sp.issparse(table) and not is_identity(table) and exact_sums(table)):
+            return None
+        return self._stored.running(("sparse", id(table)),
+                                    lambda: SparseSums(table, self.n_actions))
 
     def _theta(self, target: AnyPolicy, system: System) -> np.ndarray:
         uniform = Mixture([(1.0 / self.n_actions, Constant(a)) for a in range(self.n_actions)])

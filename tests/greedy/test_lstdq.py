@@ -529,3 +529,50 @@ def test_a_system_is_freed_when_dropped_not_at_the_cyclic_collector_s_leisure():
             assert ref() is None  # freed by reference counting, no collector needed
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("kind", ["deterministic", "mixture", "loop", "finite"])
+def test_running_sparse_sums_equal_the_from_scratch_products_bit_for_bit(kind):
+    # Issue 46: with a store and a sparse integer table (tile coding), the products Phi^T
+    # diag N_a Phi and Phi^T N_a are running sums the store updates at each add and
+    # eviction. Their sums are integers: equal to the products formed from the counts
+    # afresh, bit for bit and pattern for pattern, after evictions too (a store of 2500
+    # transitions, 4 calls of 1000), and so are the weights and the greedy policy.
+    mdp, phi = _grid_tiles(False)
+    env = FiniteMDPVectorEnv(mdp)
+    op = LSTDQ(env, budget=1000, features=phi, store=2500)
+    rng = np.random.default_rng(0)
+    target = policies(mdp, seed=4)[kind]
+    for _ in range(4):
+        out = op.greedy(target, nsrl.Nu(), rng)
+        system = op._system(None, rng)
+        assert system.sums is not None  # the running path
+        counts = op.store.index_counts(mdp.n_states, mdp.n_actions)
+        fresh = IndexSystem(counts, phi, system.probs)
+        for ours, theirs in [(system.gram, fresh.gram), *zip(system._left, fresh._left,
+                                                            strict=True)]:
+            ours, theirs = ours.tocsr(), theirs.tocsr()
+            ours.sort_indices()
+            theirs.sort_indices()
+            np.testing.assert_array_equal(ours.indptr, theirs.indptr)
+            np.testing.assert_array_equal(ours.indices, theirs.indices)
+            np.testing.assert_array_equal(ours.data, theirs.data)
+        np.testing.assert_array_equal(system.b, fresh.b)
+        theta = op._theta(target, system)
+        np.testing.assert_array_equal(theta, op._theta(target, fresh))
+        q = phi @ theta.T
+        if kind != "loop":
+            np.testing.assert_array_equal(out.policy.q, q)
+    assert op.store.added == 4000 and len(op.store) == 2500
+
+
+def test_running_sparse_sums_are_kept_for_integer_tables_only():
+    # A table of non-integer entries would sum in another order than the from-scratch
+    # products (other rounding): its store system is formed from the counts, as before.
+    mdp, phi = _grid_tiles(False)
+    env = FiniteMDPVectorEnv(mdp)
+    rng = np.random.default_rng(0)
+    for table, running in ((phi, True), (phi * 0.3, False)):
+        op = LSTDQ(env, budget=500, features=table)
+        op.greedy(nsrl.constant(), nsrl.Nu(), rng)
+        assert (op._system(None, rng).sums is not None) is running
