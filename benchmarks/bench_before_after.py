@@ -259,7 +259,7 @@ def part_suite(trees, folder: Path):
         env = {**os.environ, "PYTHONPATH": str(tree)}
         t = time.perf_counter()
         with open(log, "w") as fh:
-            rc = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-q",
+            rc = subprocess.run([sys.executable, "-m", "pytest", "-n", "2",  # -q: addopts'
                                  "-p", "no:cacheprovider", "--durations=0"],
                                 cwd=tree, env=env, stdout=fh, stderr=subprocess.STDOUT
                                 ).returncode

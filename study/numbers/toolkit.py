@@ -7,7 +7,9 @@ Sources (benchmarks/results/): bench_exact_peers_idle.txt (``bench_exact_peers.p
 core of the idle machine), bench_mpi_kernels_idle.txt (``bench_mpi_kernels.py``, likewise)
 and bench_level.txt (``bench_level.sh``: the quick preset at the revision before the
 toolkit step and after it, interleaved; then bench_sweep's pair, rerun alone and
-interleaved).
+interleaved); bench_before_after.txt, bench_before_after_suite.txt and
+bench_exact_peers_rev.txt (``bench_before_after.py`` and ``bench_exact_peers.py --rev``: main
+before architecture round 3, the operators at full speed and reliability round 5, and after).
 """
 
 from __future__ import annotations
@@ -67,6 +69,40 @@ block("scale.1e6.vstar.mpi.qe-cpu", sources=[PEERS_IDLE])(
 def level(root: Path) -> str:
     """The before/after timings as printed."""
     return _quoted(root, LEVEL)
+
+
+ROUND3 = R + "bench_before_after.txt"
+ROUND3_SUITE = R + "bench_before_after_suite.txt"
+ROUND3_PEERS = R + "bench_exact_peers_rev.txt"
+
+
+@block("perf-round3-level", sources=[ROUND3])
+def round3(root: Path) -> str:
+    """bench_before_after.py's tables (the sweep's fast path, the quick preset, the walk)."""
+    return _quoted(root, ROUND3)
+
+
+@block("perf-round3-suite", sources=[ROUND3_SUITE])
+def round3_suite(root: Path) -> str:
+    """The two test suites, as printed."""
+    return _quoted(root, ROUND3_SUITE)
+
+
+SUITE_TIME = R + "suite_time.txt"
+
+
+@block("perf-suite-time", sources=[SUITE_TIME])
+def suite_time(root: Path) -> str:
+    """pytest's summary line and the command's wall time, as recorded."""
+    summary = search(root, SUITE_TIME, r"^=* ?(\d+ passed.*?) ?=*$")[1]
+    wall = search(root, SUITE_TIME, r"^wall: (\d+) s$")[1]
+    return f"{summary}, {int(wall) // 60} min {int(wall) % 60} s of wall time"
+
+
+@block("perf-round3-peers", sources=[ROUND3_PEERS])
+def round3_peers(root: Path) -> str:
+    """bench_exact_peers.py --rev: today, the revision before and QuantEcon in one run."""
+    return _quoted(root, ROUND3_PEERS, lambda line: not line.startswith((" ", "/")))
 
 
 PROFILE = R + "profile_bigger_grid-lstdq_100000.txt"
