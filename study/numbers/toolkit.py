@@ -105,6 +105,15 @@ def round3_peers(root: Path) -> str:
     return _quoted(root, ROUND3_PEERS, lambda line: not line.startswith((" ", "/")))
 
 
+MCAR = R + "study_mountain_car_continuous.txt"
+
+
+@block("simulators-mcar-table", sources=[MCAR])
+def mcar_table(root: Path) -> str:
+    """The continuous Mountain Car study's table and notes, as printed."""
+    return _quoted(root, MCAR)
+
+
 PROFILE = R + "profile_bigger_grid-lstdq_100000.txt"
 PROFILE_BEFORE = R + "profile_bigger_grid-lstdq_100000_before.txt"
 _PROFILE_VALUES = {  # name -> (file, pattern of the value)
