@@ -1,7 +1,7 @@
 """Nothing slower: today's nsrl beside an earlier revision's, in one run, interleaved.
 
     python benchmarks/bench_before_after.py                       # sweep, quick, walk
-    python benchmarks/bench_before_after.py --parts suite         # the two test suites (~25 min)
+    python benchmarks/bench_before_after.py --parts suite         # the two test suites (~35 min)
     python benchmarks/bench_before_after.py --rev ec3e9e9 --parts sweep,quick,walk,suite
 
 Both revisions are checked out with ``git worktree`` into a temporary folder (``--rev``,
@@ -25,9 +25,11 @@ Parts:
   (``sys.setprofile``): those whose code executes while one shard of the ``quick`` preset is
   computed (``compute_shard``, the worker's call), and, for one ``nsrl run`` from a fresh
   process, the modules imported and the files entered (module bodies included).
-* ``suite``: each revision's own test suite as CI runs it (``python -m pytest -n 2``): its
-  wall time, and the time of the tests the two suites share (by node id, from
-  ``--durations=0``).
+* ``suite``: each revision's own test suite as CI runs it (``python -m pytest -n 2``), cold
+  (fresh worktrees: numba compiles its caches): its wall time, and the time of the tests the
+  two suites share (by node id, from ``--durations=0``); then, warm and the other revision
+  first, the files holding the shared tests, and the tests that moved most. A suite that
+  fails leaves its log in ``benchmarks/results/``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
 THREADS = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                             "NUMBA_NUM_THREADS")}
 
@@ -250,39 +253,71 @@ def part_walk(trees):
 _DURATION = re.compile(r"^\s*([\d.]+)s (setup|call|teardown)\s+(\S+)")
 
 
+def run_suite(tree: Path, log: Path, paths: list[str] | None = None):
+    """(wall s, {node id: s}, pytest's summary line, rc) of ``tree``'s suite with -n 2, or of
+    its test files ``paths``."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    args = [sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider",
+            "--durations=0"]  # no -q: pyproject's addopts has it, twice hides the summary
+    if paths is not None:
+        args += paths
+    t = time.perf_counter()
+    with open(log, "w") as fh:
+        rc = subprocess.run(args, cwd=tree, env=env, stdout=fh, stderr=subprocess.STDOUT
+                            ).returncode
+    wall = time.perf_counter() - t
+    text = log.read_text()
+    per_test: dict[str, float] = {}
+    for line in text.splitlines():
+        m = _DURATION.match(line)
+        if m:
+            per_test[m.group(3)] = per_test.get(m.group(3), 0.0) + float(m.group(1))
+    summary = next((line for line in reversed(text.splitlines())
+                    if " passed" in line or " failed" in line), "?")
+    if rc:  # keep what failed: the log's temporary folder goes at the end
+        kept = RESULTS / f"bench_before_after_suite-{tree.name}-failed.txt"
+        tail = [line for line in text.splitlines() if not _DURATION.match(line)]
+        kept.write_text("\n".join(tail[-400:]) + "\n")
+        print(f"(the suite of {tree.name} ended with status {rc}: its log, durations left "
+              f"out, is kept in {kept.relative_to(ROOT)})", flush=True)
+    return wall, per_test, summary.strip("= "), rc
+
+
 def part_suite(trees, folder: Path):
-    print("\n### Each revision's own test suite, python -m pytest -n 2 (run one after the "
-          "other)\n")
-    got = {}
-    for name, tree in trees.items():
-        log = folder / f"suite-{name}.txt"
-        env = {**os.environ, "PYTHONPATH": str(tree)}
-        t = time.perf_counter()
-        with open(log, "w") as fh:
-            rc = subprocess.run([sys.executable, "-m", "pytest", "-n", "2",  # -q: addopts'
-                                 "-p", "no:cacheprovider", "--durations=0"],
-                                cwd=tree, env=env, stdout=fh, stderr=subprocess.STDOUT
-                                ).returncode
-        wall = time.perf_counter() - t
-        text = log.read_text()
-        per_test: dict[str, float] = {}
-        for line in text.splitlines():
-            m = _DURATION.match(line)
-            if m:
-                per_test[m.group(3)] = per_test.get(m.group(3), 0.0) + float(m.group(1))
-        summary = next((line for line in reversed(text.splitlines())
-                        if " passed" in line or " failed" in line), "?")
-        got[name] = (wall, per_test, summary, rc)
+    """Round 1: each revision's whole suite, cold (numba compiles its caches in the fresh
+    worktree, as on CI). Round 2, the other revision first: only the tests both suites share
+    (by node id), warm. Per test: setup + call + teardown from ``--durations=0``."""
     names = list(trees)
-    common = set(got[names[0]][1]) & set(got[names[1]][1])
+    print("\n### Each revision's own test suite, python -m pytest -n 2\n\nRound 1, cold "
+          f"(fresh worktrees, numba compiles its caches as on CI), {names[0]} first:\n")
+    cold = {name: run_suite(tree, folder / f"suite-{name}.txt") for name, tree in trees.items()}
+    common = sorted(set(cold[names[0]][1]) & set(cold[names[1]][1]))
     print("| revision | wall s | summary | tests timed | their summed time s | "
           "shared tests' summed time s |\n|---|---:|---|---:|---:|---:|")
     for name in names:
-        wall, per_test, summary, rc = got[name]
+        wall, per_test, summary, rc = cold[name]
         shared = sum(per_test[k] for k in common)
-        print(f"| {name} | {wall:.0f} | {summary.strip('= ')} (rc {rc}) | {len(per_test)} | "
+        print(f"| {name} | {wall:.0f} | {summary} (rc {rc}) | {len(per_test)} | "
               f"{sum(per_test.values()):.0f} | {shared:.0f} |")
     print(f"\nshared tests (same node id in both suites): {len(common)}", flush=True)
+    files = sorted({k.split("::")[0] for k in common})
+    print(f"\nRound 2, warm, {names[1]} first: the shared tests' {len(files)} files, "
+          "the shared tests' times summed\n\n| revision | wall s | summary | shared tests' "
+          "summed time s |\n|---|---:|---|---:|")
+    warm = {}
+    for name in names[::-1]:
+        warm[name] = run_suite(trees[name], folder / f"warm-{name}.txt", files)
+    for name in names:
+        wall, per_test, summary, rc = warm[name]
+        print(f"| {name} | {wall:.0f} | {summary} (rc {rc}) | "
+              f"{sum(per_test.get(k, 0.0) for k in common):.0f} |")
+    before, after = (warm[n][1] for n in names)
+    diffs = sorted(((after.get(k, 0.0) - before.get(k, 0.0), k) for k in common), reverse=True)
+    print("\nThe shared tests that moved most (round 2, s):\n\n| test | "
+          f"{names[0]} | {names[1]} |\n|---|---:|---:|")
+    for _, k in diffs[:8] + diffs[-5:]:
+        print(f"| {k} | {before.get(k, 0.0):.2f} | {after.get(k, 0.0):.2f} |")
+    print(flush=True)
 
 
 def main() -> None:
