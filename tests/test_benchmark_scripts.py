@@ -29,3 +29,27 @@ def test_bench_sweep_runs_every_scheme_of_the_paper_preset(monkeypatch, capsys):
     assert "scheme-iterations/s, one core: fast" in out
     for n in PAPER.n_states:
         assert f"n_S = {n:3d}:" in out
+
+
+def test_the_rollout_budget_study_runs_its_path_at_a_small_size(monkeypatch, capsys, tmp_path):
+    import json
+
+    out = tmp_path / "budget.jsonl"
+    args = ("--n-states", "400", "--budgets", "2000,8000", "--schemes", "api,psdp",
+            "--iterations", "2", "--out", str(out))
+    run_script(monkeypatch, "study_grid_rollout_budget.py", *args)
+    first = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["budget"], r["scheme"]) for r in first] == [
+        (2000, "api"), (2000, "psdp"), (8000, "api"), (8000, "psdp")]
+    for r in first:
+        assert len(r["losses"]) == 2 and min(r["losses"]) >= 0
+        assert 0 < r["samples"] <= 2 * r["budget"]  # the budget caps each call
+        assert r["loss_pi0"] > 0 and r["classifier"] == "softmax"
+    # The family's run seeds: a second run gives the same numbers.
+    run_script(monkeypatch, "study_grid_rollout_budget.py", *args)
+    again = [json.loads(line) for line in out.read_text().splitlines()][4:]
+    assert [r["losses"] for r in again] == [r["losses"] for r in first]
+    capsys.readouterr()
+    run_script(monkeypatch, "study_grid_rollout_budget.py", "--table", "--out", str(out))
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| softmax")]
+    assert len(rows) == 8 and "8,000" in rows[-1]
