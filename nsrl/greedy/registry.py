@@ -58,6 +58,8 @@ class OperatorEntry(Entry):
         legacy: options whose default changed after results were published, with the value
             that reproduces those results: a sweep recorded by an earlier release reads them,
             and a sweep's fingerprint hashes such an option only where it differs from it.
+        env_id: the Gymnasium id of the env it is built on when it needs a simulator rather
+            than a model (``"Tetris-v0"`` for DPI and CBMPI); None: built on a model.
     """
 
     nbytes: Callable[..., int] | None = _no_memory
@@ -66,6 +68,7 @@ class OperatorEntry(Entry):
     constraint: Callable[[dict], None] = _no_constraint
     advantage: bool = True
     legacy: Mapping[str, object] = field(default_factory=dict)
+    env_id: str | None = None
 
     kind = "operators"
 
@@ -276,6 +279,40 @@ def _rollout_memory(n_states: int, n_actions: int, transitions: int) -> int:
     return 4 * transitions
 
 
+# DPI and CBMPI on Tetris (nsrl.greedy.tetris): built on a Tetris-v0 env, not on a model.
+TETRIS_PARAMS = {
+    "budget": param(int, 8_000_000, ge=1),
+    "n_rollouts": param(int, 1, ge=1),
+    "features": param(str, "dellacherie-thiery"),
+    "fit": param(str, "softmax", choices=("softmax", "cmaes")),
+    "states": param(str, "behaviour", choices=("behaviour", "occupancy")),
+    "behaviour": param(str, "du"),
+    "pool_games": param(int, 20, ge=1),
+    "pool_pieces": param(int, 50_000, ge=1),
+    "height_mix": param(bool, True),
+    "occupancy_games": param(int, 50, ge=1),
+    "cmaes_sigma": param(float, 0.5, gt=0),
+    "cmaes_population": param(int | None, None, ge=2),
+    "cmaes_iterations": param(int, 50, ge=1),
+    "warm_start": param(bool, True),
+    "value_games": param(int, 20, ge=1),
+}
+
+
+def _tetris(critic: str) -> Callable:
+    def factory(env: Any, **options: Any) -> GreedyOperator:
+        from nsrl.greedy.tetris import TetrisRollouts
+
+        return TetrisRollouts(env, critic=critic, **options)
+
+    return factory
+
+
+def _tetris_memory(n_states: int, n_actions: int, transitions: int) -> int:
+    """A call keeps, per rollout state, its placements' features and rollouts (~12 kB)."""
+    return 64 * transitions + 50_000_000
+
+
 with origin(BUILT_IN):
     register_operator("exact", ExactGreedy, summary="the exact greedy step with the model")
     register_operator("projected", ProjectedGreedy, ProjectedGreedy.params,
@@ -292,5 +329,13 @@ with origin(BUILT_IN):
     register_operator("rollout-reg", _rollout("reg"), ROLLOUT_PARAMS, sample_based=True,
                       nbytes=_rollout_memory, constraint=_one_critic,
                       summary="rollouts + regression of Q (Ridge per action)")
+    register_operator("cbmpi", _tetris("linear"),
+                      {**TETRIS_PARAMS, "m": param(int, 5, ge=0),
+                       "critic_features": param(str, "dellacherie-thiery+rbf-heights+constant")},
+                      sample_based=True, nbytes=_tetris_memory, env_id="Tetris-v0",
+                      summary="Tetris: m-step rollouts, a linear critic, a linear policy (CBMPI)")
+    register_operator("dpi", _tetris("none"), {**TETRIS_PARAMS, "m": param(int, 10, ge=0)},
+                      sample_based=True, nbytes=_tetris_memory, env_id="Tetris-v0",
+                      summary="Tetris: m-step rollouts, a linear policy fit (DPI)")
 OPERATORS.seal()
 BUILTIN = frozenset(OPERATORS)  # the built-in names (read for one more release)

@@ -1,5 +1,6 @@
 """The operator registry: one declaration of every option, read by every entry point."""
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -11,10 +12,11 @@ from nsrl.greedy.registry import OPERATORS, operator_entry, options_for
 
 @pytest.mark.parametrize("name", list(OPERATORS))
 def test_every_operator_is_built_with_its_defaults_and_refuses_unknown_options(name):
-    mdp = nsrl.garnet(8, 2, 2, seed=0)
-    assert isinstance(nsrl.make_operator(name, mdp), nsrl.GreedyOperator)
+    env_id = operator_entry(name).env_id  # built on a simulator (Tetris) rather than a model
+    on = nsrl.garnet(8, 2, 2, seed=0) if env_id is None else gym.make(env_id)
+    assert isinstance(nsrl.make_operator(name, on), nsrl.GreedyOperator)
     with pytest.raises(ValueError, match=f"operator '{name}' got unknown option.*'bogus'"):
-        nsrl.make_operator(name, mdp, bogus=1)
+        nsrl.make_operator(name, on, bogus=1)
 
 
 @pytest.mark.parametrize(("options", "says"), [
