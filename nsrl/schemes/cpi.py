@@ -161,15 +161,23 @@ class CPIPlus(CPI):
         line_search: how the step is picked among the candidates (``rules.LINE_SEARCH_RULES``):
             ``"best"`` (default: the best estimated nu-value, the smaller step on ties),
             ``"largest-improving"`` or ``"doubling"``.
+        alpha_min: the smallest candidate step instead of CPI's own (None, the default:
+            CPI's step and its stopping rule). Where gamma = 1 (games that end, such as
+            Tetris) CPI's step ``(1 - gamma)(A - epsilon/3)/(4R)`` is 0 and CPI+ would stop at
+            once; with ``alpha_min`` the candidates are min(2^i alpha_min, 1) and it never
+            stops, as CPI(alpha) does not.
     """
 
     name = "CPI+"
-    params = _CPI_PARAMS | {"line_search": param(str, "best", choices=rules.LINE_SEARCH_RULES)}
+    params = _CPI_PARAMS | {"line_search": param(str, "best", choices=rules.LINE_SEARCH_RULES),
+                            "alpha_min": param(float | None, None, gt=0, le=1)}
+    alpha_min: float | None
 
     def __init__(self, epsilon: float | None = None, r_max: float | None = None,
-                 advantage: str = "operator", line_search: str = "best") -> None:
+                 advantage: str = "operator", line_search: str = "best",
+                 alpha_min: float | None = None) -> None:
         set_params(self, epsilon=epsilon, r_max=r_max, advantage=advantage,
-                   line_search=line_search)
+                   line_search=line_search, alpha_min=alpha_min)
 
 
 class CPIAlpha(CPI):

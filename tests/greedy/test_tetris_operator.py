@@ -96,3 +96,13 @@ def test_registered_operators_and_refusals():
         TetrisRollouts(gym.make("CartPole-v1"))
     with pytest.raises(ValueError, match="unknown feature set"):
         TetrisRollouts(_env(), features="nope")
+
+
+def test_cpi_plus_with_a_smallest_step_searches_on_tetris():
+    plain, _ = _run("cpi+", iterations=2)
+    assert plain.steps.tolist() == [0.0, 0.0]  # gamma = 1: CPI's own step is 0
+    op = TetrisRollouts(_env(), **SMALL)
+    hist = nsrl.run(nsrl.make_scheme("cpi+", alpha_min=0.25), op, 3,
+                    rng=np.random.default_rng(0))
+    assert set(hist.steps.tolist()) <= {0.25, 0.5, 1.0}
+    assert op.samples_used > sum(r.samples for r in op.records)  # the candidates' games

@@ -108,3 +108,19 @@ def test_unknown_rule_is_refused_with_the_choices():
         CPIPlus(line_search="golden-section")
     with pytest.raises(ValueError, match="best, largest-improving, doubling"):
         rules.choose_steps([0], [1.0], "golden-section")
+
+
+def test_cpi_plus_with_alpha_min_steps_from_it_on_both_engines_and_never_stops():
+    """alpha_min replaces CPI's step (0 where gamma = 1) as the smallest candidate."""
+    import nsrl
+
+    mdp = nsrl.garnet(14, 3, 2, seed=3)
+    scheme = nsrl.make_scheme("cpi+", alpha_min=0.25)
+    assert scheme.alpha_min == 0.25
+    ref = [nsrl.run(nsrl.make_scheme("cpi+", alpha_min=0.25), nsrl.ProjectedGreedy(mdp), 8,
+                    engine="reference", rng=np.random.default_rng(i)) for i in range(2)]
+    out = nsrl.run(scheme, nsrl.ProjectedGreedy(mdp), 8, engine="batched",
+                   rng=[np.random.default_rng(i) for i in range(2)])
+    np.testing.assert_allclose(out.losses, [h.losses for h in ref], atol=1e-8)
+    np.testing.assert_allclose(out.steps, [h.steps for h in ref], atol=1e-12)
+    assert set(np.unique(out.steps)) <= {0.25, 0.5, 1.0} and (out.steps > 0).all()
