@@ -137,8 +137,9 @@ def step_size(scheme: AnyScheme, advantage: Callable[[], float | np.ndarray] | N
     """The step of ``scheme`` before any line search; 0 where its stopping test fires.
 
     ``"full"``: 1; ``"fixed"``: ``scheme.alpha``; ``"kakade"``: :func:`cpi_step` with the
-    scheme's R and epsilon (:func:`cpi_constants`), or CPI+'s ``alpha_min`` where it is given. ``advantage`` is called (no argument)
-    only by the rules that read it; scalars give a float, per-run arrays an array.
+    scheme's R and epsilon (:func:`cpi_constants`), or CPI+'s ``alpha_min`` where it is
+    given. ``advantage`` is called (no argument) only by the rules that read it; scalars give
+    a float, per-run arrays an array.
     """
     if scheme.step_rule == "kakade" and getattr(scheme, "alpha_min", None) is not None:
         return float(scheme.alpha_min)  # CPI+ with a given smallest step: no stopping test
