@@ -25,12 +25,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
+import numba
 import numpy as np
 
 from nsrl.tetris.controllers import Controller
 from nsrl.tetris.engine import features_of_placements, rollouts
-from nsrl.tetris.kernels import GAME_OVER_SCORE
+from nsrl.tetris.kernels import GAME_OVER_SCORE, TIE_MARGIN
 from nsrl.tetris.state import States
 
 __all__ = ["CSCProblem", "Fit", "fit_cmaes", "fit_softmax", "rollout_problem", "rollout_states",
@@ -55,22 +57,71 @@ class CSCProblem:
     q: np.ndarray
     names: tuple[str, ...]
 
-    @property
+    @cached_property
     def costs(self) -> np.ndarray:
         """``max_a Q(s, a) - Q(s, a)`` on legal placements, 0 elsewhere (never chosen)."""
         best = np.nanmax(np.where(self.legal, self.q, np.nan), axis=1, keepdims=True)
         return np.where(self.legal, best - np.nan_to_num(self.q), 0.0)
 
     def choose(self, weights: np.ndarray) -> np.ndarray:
-        """pi_w's placement of each state (the first of equal scores; game-ending ones last)."""
-        scores = self.phi @ np.asarray(weights, dtype=np.float64)
-        scores = np.where(self.ends, GAME_OVER_SCORE, scores)
-        return np.argmax(np.where(self.legal, scores, -np.inf), axis=1)
+        """pi_w's placement of each state, as the engine chooses.
+
+        The first of ties, game-ending placements last, the score added in feature order.
+        """
+        w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+        out = np.zeros((1, len(self.phi)), dtype=np.int64)
+        _choices(self.phi, self.legal, self.ends, w, out)
+        return out[0]
 
     def loss(self, weights: np.ndarray) -> float:
         """The cost-sensitive loss L(w) (module doc)."""
-        chosen = self.choose(weights)
-        return float(self.costs[np.arange(len(chosen)), chosen].mean())
+        return float(self.losses(np.asarray(weights, dtype=np.float64)[None])[0])
+
+    def losses(self, population: np.ndarray) -> np.ndarray:
+        """L(w) of each row w of ``population`` (compiled, one pass over the states)."""
+        w = np.ascontiguousarray(np.atleast_2d(population), dtype=np.float64)
+        out = np.zeros(len(w))
+        _losses(self.phi, self.legal, self.ends, self.costs, w, out)
+        return out
+
+
+@numba.njit(cache=True)
+def _best(phi: np.ndarray, legal: np.ndarray, ends: np.ndarray, w: np.ndarray,
+          i: int) -> int:  # pragma: no cover - compiled
+    """State i's placement under weights w, by the engine's rule (module doc)."""
+    best, arg = -np.inf, 0
+    for a in range(phi.shape[1]):
+        if not legal[i, a]:
+            continue
+        score = GAME_OVER_SCORE
+        if not ends[i, a]:
+            score = 0.0
+            for k in range(w.shape[0]):
+                score += phi[i, a, k] * w[k]
+        if score > best + TIE_MARGIN or best == -np.inf:
+            best, arg = score, a
+    return arg
+
+
+@numba.njit(cache=True)
+def _choices(phi: np.ndarray, legal: np.ndarray, ends: np.ndarray, w: np.ndarray,
+             out: np.ndarray) -> None:  # pragma: no cover - compiled
+    for j in range(w.shape[0]):
+        for i in range(phi.shape[0]):
+            out[j, i] = _best(phi, legal, ends, w[j], i)
+
+
+@numba.njit(cache=True)
+def _losses(phi: np.ndarray, legal: np.ndarray, ends: np.ndarray, costs: np.ndarray,
+            w: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    # States outside, candidates inside: a state's features are read from memory once for
+    # the whole population (the loop is then bound by arithmetic, not by memory).
+    totals = np.zeros(w.shape[0])
+    for i in range(phi.shape[0]):
+        for j in range(w.shape[0]):
+            totals[j] += costs[i, _best(phi, legal, ends, w[j], i)]
+    for j in range(w.shape[0]):
+        out[j] = totals[j] / max(phi.shape[0], 1)
 
 
 @dataclass(frozen=True)
@@ -151,7 +202,7 @@ def fit_cmaes(problem: CSCProblem, x0: np.ndarray, *, sigma0: float = 0.5,
     best, best_loss, evaluations = x0, problem.loss(x0), 1
     while not es.stop():
         candidates = es.ask()
-        losses = [problem.loss(np.asarray(c)) for c in candidates]
+        losses = problem.losses(np.asarray(candidates)).tolist()
         evaluations += len(candidates)
         es.tell(candidates, losses)
         i = int(np.argmin(losses))

@@ -160,3 +160,19 @@ def test_bad_programs_are_refused_in_one_line():
     with pytest.raises(ValueError, match="not a legal placement"):
         program_rollouts(_random_states(10, 10, 1, 0), np.full(7, 39),
                          Program.of(SHIPPED["dt-10"], 10), 1, np.zeros(7, dtype=np.int64))
+
+
+def test_the_fits_choice_is_the_engines():
+    """The classifier's loss is read on the placements the engine would play."""
+    from nsrl.tetris.learn import CSCProblem
+
+    states = _random_states(10, 10, 8, seed=5)
+    p = features_of_placements(states, "dellacherie-thiery")
+    problem = CSCProblem(p.phi, p.mask.astype(bool), p.ends.astype(bool),
+                         np.where(p.mask, 0.0, np.nan), p.names)
+    for name in ("dt-10", "dt-20"):
+        w = SHIPPED[name].vector(10)
+        engine = component_actions(states, Program.of(SHIPPED[name], 10))[:, 0]
+        assert problem.choose(w).tolist() == engine.tolist()
+    population = np.stack([SHIPPED["dt-10"].vector(10), -SHIPPED["dt-20"].vector(10)])
+    assert problem.losses(population).tolist() == [problem.loss(w) for w in population]
