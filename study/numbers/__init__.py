@@ -10,6 +10,7 @@ from study.numbers import (  # noqa: F401  (each module registers its renderers)
     bigger,
     bounds,
     envs,
+    grid_rollout_budget,
     grid_transitions,
     paper,
     powered,
