@@ -16,6 +16,11 @@ are built in:
   coordinates with ``n_features`` features (default :data:`DEFAULT_FEATURES`). The mountain
   car has no random part: its MDPs are one model and only the runs' seeds differ.
 
+A domain without an exact model (a simulator, Tetris) gives ``env`` instead of a builder, and
+optionally ``estimate``, the Monte-Carlo score its sweeps record in place of the loss, with the
+score's name and direction (``quality=("lines", "higher")``); ``make_domain`` then returns one
+instance's env.
+
 A family of your own is one file and one call (docs/guide/extending.md)::
 
     def chain(n_states, *, gamma, rng, n_features, slip):
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,8 +51,11 @@ from nsrl.model.mountain_car import mountain_car, mountain_car_nbytes
 from nsrl.model.structured import as_generator, with_features
 from nsrl.params import Param, param
 from nsrl.plugins import BUILT_IN, origin
-from nsrl.registry import Entry, Registry
+from nsrl.registry import Entry, Registry, qualified
 
+_ENTRY_POINT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+DIRECTIONS = ("higher", "lower")  # a score's better side: what a sweep's report ranks by
+DEFAULT_QUALITY = ("return", "higher")
 FEATURE_MAPS = ("rbf", "tiles", "rff")  # nsrl.greedy.feature_maps.KINDS (tested equal)
 DEFAULT_FEATURES = 100
 INT32_MAX = 2**31 - 1  # axis values are stored as int32 columns
@@ -95,7 +104,13 @@ class DomainEntry(Entry):
             without an exact model (then ``env`` builds it).
         axes: its instance axes (:class:`Axis`).
         gym_id: its Gymnasium id, if it has one.
-        env: ``env(*instance, **options) -> gymnasium.Env`` for a domain without a model.
+        env: ``env(*instance, **options) -> gymnasium.Env`` for a domain without a model, or
+            ``"module:attribute"`` naming it (imported on first use).
+        estimate: for a domain without a model, ``estimate(env, games, seed) -> callable(policy)
+            -> Score`` (:class:`nsrl.greedy.sampling.quality.Score`), or ``"module:attribute"``;
+            None: ``MonteCarlo(env, games=games, seed=seed)``, the mean undiscounted return.
+        quality: the estimate's ``(name, direction)``: what a score counts (``"return"``,
+            ``"lines"``) and whether ``"higher"`` or ``"lower"`` is better.
         feature_maps: the feature maps it offers by name (its ``feature_map`` option).
         nbytes: ``nbytes(*instance, n_features) -> bytes`` of one model (checked against free
             memory before a sweep starts).
@@ -106,9 +121,11 @@ class DomainEntry(Entry):
     nbytes: Callable[..., int] | None = _sparse_nbytes
     axes: tuple[Axis, ...] = GARNET_AXES
     gym_id: str | None = None
-    env: Callable[..., Any] | None = None
+    env: Callable[..., Any] | str | None = None
     feature_maps: tuple[str, ...] = ()
     exact_size: bool = True
+    estimate: Callable[..., Any] | str | None = None
+    quality: tuple[str, str] = DEFAULT_QUALITY
 
     kind = "domains"
 
@@ -116,6 +133,34 @@ class DomainEntry(Entry):
     def has_model(self) -> bool:
         """Whether the domain has an exact model (the exact backend can judge its policies)."""
         return self.factory is not None
+
+    @property
+    def code(self) -> str:
+        """The builder's ``module:qualname``; without a model, the env's (and estimate's)."""
+        if self.factory is not None:
+            return super().code
+        code = qualified(self.env)
+        return code if self.estimate is None else \
+            f"{code}, estimate {qualified(self.estimate)}"
+
+    def make_env(self, instance: Mapping[str, int], options: Mapping[str, object]) -> Any:
+        """The env of ``instance`` (options already checked), for a domain without a model.
+
+        Raises:
+            TypeError: the domain has a model (build it), or no env factory.
+        """
+        if self.factory is not None or self.env is None:
+            raise TypeError(f"the domain {self.name!r} has an exact model and no env "
+                            f"factory; build its model with nsrl.make_domain({self.name!r}).")
+        return _resolved(self.env)(*instance.values(), **options)
+
+    def make_estimate(self, env: Any, games: int, seed: int) -> Callable[[Any], Any]:
+        """The domain's estimate of a policy's quality on ``env``: ``games`` games from ``seed``."""
+        if self.estimate is None:
+            from nsrl.greedy.sampling.quality import MonteCarlo
+
+            return MonteCarlo(env, games=games, seed=seed)
+        return _resolved(self.estimate)(env, games, seed)
 
     @property
     def axis_names(self) -> tuple[str, ...]:
@@ -165,7 +210,7 @@ class DomainEntry(Entry):
         """
         if self.factory is None:
             raise TypeError(f"the domain {self.name!r} has no exact model; play it through "
-                            f"its environment (gym.make({self.gym_id!r})).")
+                            f"its environment (nsrl.make_domain({self.name!r}, ...)).")
         mdp = self.resolve()(*instance.values(), gamma=gamma, rng=rng, n_features=n_features,
                              **options)
         self.check_model(mdp, instance, gamma)
@@ -203,12 +248,26 @@ class DomainEntry(Entry):
 DOMAINS: Registry[DomainEntry] = Registry("domains", "nsrl.register_domain")
 
 
+def _resolved(target: Callable[..., Any] | str) -> Callable[..., Any]:
+    """``target``, imported first when it is an entry-point string ``"module:attribute"``."""
+    if isinstance(target, str):
+        import importlib
+
+        module, _, attribute = target.partition(":")
+        found: Callable[..., Any] = getattr(importlib.import_module(module), attribute)
+        return found
+    return target
+
+
+
 def register_domain(name: str, build: Callable[..., FiniteMDP] | None,
                     params: Mapping[str, Param] | None = None, *,
                     axes: tuple[Axis, ...] | None = None, shape: tuple[int, int] | None = None,
                     nbytes: Callable[..., int] | None = None, gym_id: str | None = None,
-                    env: Callable[..., Any] | None = None, feature_maps: tuple[str, ...] = (),
-                    exact_size: bool = True, summary: str = "",
+                    env: Callable[..., Any] | str | None = None,
+                    feature_maps: tuple[str, ...] = (), exact_size: bool = True,
+                    estimate: Callable[..., Any] | str | None = None,
+                    quality: tuple[str, str] | None = None, summary: str = "",
                     replace: bool = False) -> DomainEntry:
     """Register the domain ``name`` (see :class:`DomainEntry`) for sweeps and make_domain.
 
@@ -223,9 +282,15 @@ def register_domain(name: str, build: Callable[..., FiniteMDP] | None,
         gym_id: a Gymnasium id to register for it (its env wraps the model in
             ``nsrl.envs.FiniteMDPEnv``; ``gym.make(gym_id, **instance, seed=..., **options)``),
             unless that id is registered already.
-        env: for a domain without a model, ``env(*instance, **options) -> gymnasium.Env``.
+        env: for a domain without a model, ``env(*instance, **options) -> gymnasium.Env``,
+            or ``"module:attribute"`` naming it (imported on first use).
         feature_maps: the feature maps it offers by name.
         exact_size: whether its models have exactly ``n_states`` states.
+        estimate: for a domain without a model, ``estimate(env, games, seed) -> callable(policy)
+            -> Score`` or ``"module:attribute"`` (default: ``MonteCarlo(env, games=games,
+            seed=seed)``).
+        quality: for a domain without a model, ``(name, direction)`` of its estimate, e.g.
+            ``("lines", "higher")`` (default ``("return", "higher")``).
         summary: one line for listings.
         replace: replace a domain already registered under ``name``.
 
@@ -244,14 +309,36 @@ def register_domain(name: str, build: Callable[..., FiniteMDP] | None,
                         f"**options) -> FiniteMDP, got {type(build).__name__}.")
     if build is None and env is None:
         raise TypeError(f"the domain {name!r} needs a model builder or an env factory (env=).")
+    _check_simulator(name, build, env, estimate, quality)
     axes = _axes(axes, shape)
     entry = DOMAINS.register(DomainEntry(
         name, build, dict(params or {}), summary, nbytes or _sparse_nbytes, axes=axes,
-        gym_id=gym_id, env=env, feature_maps=tuple(feature_maps), exact_size=exact_size),
-        replace=replace)
+        gym_id=gym_id, env=env, feature_maps=tuple(feature_maps), exact_size=exact_size,
+        estimate=estimate, quality=quality or DEFAULT_QUALITY), replace=replace)
     if gym_id is not None and build is not None and not entry.builtin:
         _register_gym_id(entry)  # the built-in ids are nsrl.envs.registration's
     return entry
+
+
+def _check_simulator(name: str, build: object, env: object, estimate: object,
+                     quality: object) -> None:
+    """Refuse an env, estimate or quality that cannot be used (one line naming the fix)."""
+    if build is not None and (estimate is not None or quality is not None):
+        raise TypeError(f"the domain {name!r} has a model, whose exact loss judges its "
+                        f"policies: drop estimate= and quality= (they are for a domain "
+                        f"without one, build=None).")
+    for what, target in (("env", env), ("estimate", estimate)):
+        if isinstance(target, str) and not _ENTRY_POINT.fullmatch(target):
+            raise ValueError(f"{what} should be a callable or \"module:attribute\", got "
+                             f"{target!r}; e.g. {what}=\"my_package.envs:make\".")
+        if target is not None and not isinstance(target, str) and not callable(target):
+            raise TypeError(f"{what} should be a callable or \"module:attribute\", got "
+                            f"{type(target).__name__}.")
+    if quality is not None and not (
+            isinstance(quality, tuple) and len(quality) == 2 and isinstance(quality[0], str)
+            and quality[0].strip() and quality[1] in DIRECTIONS):
+        raise ValueError(f"quality should be (name, \"higher\" or \"lower\"), got "
+                         f"{quality!r}; e.g. quality=(\"lines\", \"higher\").")
 
 
 def _axes(axes: tuple[Axis, ...] | None, shape: tuple[int, int] | None) -> tuple[Axis, ...]:
@@ -297,6 +384,10 @@ def make_domain(name: str, *, seed: int | np.random.Generator = 0, gamma: float 
                 n_features: int | None = None, **kwargs: Any) -> Any:
     """One instance of the domain ``name``: its model, or its env when it has no model.
 
+    For a domain without a model (``register_domain(name, None, env=...)``) this is the one
+    public way to build an instance's env: ``env(*instance, **options)``; ``seed``, ``gamma``
+    and ``n_features`` are then unused (an env draws its randomness at ``reset(seed=...)``).
+
     Args:
         name: a registered domain (``nsrl.registered("domains")``).
         seed: the instance seed (an int or a Generator): what a sweep derives per MDP.
@@ -319,8 +410,7 @@ def make_domain(name: str, *, seed: int | np.random.Generator = 0, gamma: float 
     instance = entry.instance(axes)
     options = entry.check({k: v for k, v in kwargs.items() if k not in axes})
     if entry.factory is None:
-        assert entry.env is not None  # register_domain requires one of them
-        return entry.env(*instance.values(), **options)
+        return entry.make_env(instance, options)
     return entry.build(instance, gamma=gamma, rng=as_generator(seed), n_features=n_features,
                        options=options)
 

@@ -50,7 +50,7 @@ PLUGIN_HINT = ("a plugin's names are known once it is loaded: nsrl --plugin MODU
                "entry point of the group 'nsrl.plugins'")
 
 
-def _qualified(obj: object) -> str:
+def qualified(obj: object) -> str:
     """``module:qualname`` of a function or class (of the object's class otherwise)."""
     if isinstance(obj, str):
         return obj
@@ -104,10 +104,15 @@ class Entry:
             >>> Entry("x", factory=dict).identity()
             'builtins:dict'
         """
-        code = _qualified(self.factory)
+        code = self.code
         if self.origin.distribution:
             return f"{code} ({self.origin.distribution}=={self.origin.version})"
         return code
+
+    @property
+    def code(self) -> str:
+        """``module:qualname`` of what builds it (what :meth:`identity` names)."""
+        return qualified(self.factory)
 
     @property
     def builtin(self) -> bool:
