@@ -40,10 +40,12 @@ BATCHED_MAX_STATES = 2000
 
 
 class OperatorSpec:
-    """A greedy operator by registry name and options, built on the MDP when a run starts.
+    """A greedy operator by registry name and options, built when a run starts.
 
     Each run gets a fresh operator (a sample-based operator's transition store is the run's
-    own); the options are checked now, against the registry's declaration.
+    own), built on the run's problem: the model (``mdp=`` of :func:`run`) or, where no model
+    exists, the env (``env=``); the factory takes it as its first positional argument. The
+    options are checked now, against the registry's declaration.
 
     Args:
         name: a registered operator (:func:`nsrl.greedy.registry.operator_names`).
@@ -65,9 +67,9 @@ class OperatorSpec:
         spec.entry, spec.name, spec.options = entry, entry.name, dict(options)
         return spec
 
-    def make(self, mdp: FiniteMDP) -> GreedyOperator:
-        """A fresh operator on ``mdp``."""
-        return self.entry.resolve()(mdp, **self.options)
+    def make(self, problem: FiniteMDP | Any) -> GreedyOperator:
+        """A fresh operator on ``problem``: a model, or an env for a domain without one."""
+        return self.entry.resolve()(problem, **self.options)
 
     def __repr__(self) -> str:
         options = "".join(f", {k}={v!r}" for k, v in self.options.items())
@@ -80,13 +82,14 @@ def run(scheme: Scheme | str, operator: GreedyOperator | OperatorSpec | str,
         mdp: FiniteMDP | None = None, mu: npt.ArrayLike | None = None,
         pi0: Policy | None = None, measure_errors: bool = False, keep_outputs: bool = False,
         progress: bool = False, max_samples: int | None = None, solvers: Any = None,
-        estimate: Any = None) -> History:
+        estimate: Any = None, env: Any = None) -> History:
     """Run ``scheme`` with ``operator`` for ``n_iterations``, once per Generator of ``rng``.
 
     Args:
         scheme: a scheme object or name (:func:`nsrl.make_scheme`).
         operator: a greedy operator object (shared by the runs), or an :class:`OperatorSpec`
-            or a registered operator name (a fresh operator per run, built on ``mdp``).
+            or a registered operator name (a fresh operator per run, built on ``env`` if given,
+            else on ``mdp``).
         n_iterations: iterations K per run (paper: 100).
         rng: a numpy Generator (one run: the History's arrays have shape (K,)) or a sequence
             of them (one run each: shape (R, K), row r is run r).
@@ -106,6 +109,9 @@ def run(scheme: Scheme | str, operator: GreedyOperator | OperatorSpec | str,
             each iteration: ``estimate(policy) -> Score``, e.g.
             ``nsrl.greedy.sampling.quality.MonteCarlo(env, games=100)``; recorded in
             ``History.scores``, ``score_ci`` and ``games`` (reference engine).
+        env: where no model exists, the env a registered operator (a name or an
+            :class:`OperatorSpec`) is built on, fresh for each run; the losses stay NaN unless
+            ``mdp`` is given too (reference engine).
 
     Returns:
         A :class:`~nsrl.schemes.base.History`; ``History.engine`` names the engine used.
@@ -133,13 +139,17 @@ def run(scheme: Scheme | str, operator: GreedyOperator | OperatorSpec | str,
     rngs = _generators(rng)
     if not isinstance(operator, OperatorSpec):
         check_operator(operator)
+        if env is not None:
+            raise ValueError("env= builds an operator given by name or OperatorSpec; this "
+                             "operator object is built already: drop env=.")
         mdp = getattr(operator, "mdp", None) if mdp is None else mdp
-    elif mdp is None:
-        raise ValueError(f"operator {operator.name!r} is built on the model: pass mdp=.")
+    elif mdp is None and env is None:
+        raise ValueError(f"operator {operator.name!r} is built when a run starts: pass mdp= "
+                         f"(the model) or env= (a simulator without one).")
     reference_only = {"mu": mu is not None, "pi0": pi0 is not None,
                       "measure_errors": measure_errors, "keep_outputs": keep_outputs,
                       "progress": progress, "max_samples": max_samples is not None,
-                      "estimate": estimate is not None}
+                      "estimate": estimate is not None, "env": env is not None}
     if several and max_samples is not None:
         raise ValueError("max_samples stops each run at its own iteration: give one "
                          "Generator per call (rng=np.random.default_rng(seed)).")
@@ -166,9 +176,9 @@ def run(scheme: Scheme | str, operator: GreedyOperator | OperatorSpec | str,
         return hist if several else hist.row(0)
     ops: Iterable[GreedyOperator]  # a fresh operator per run for a spec, built when it starts
     if isinstance(operator, OperatorSpec):
-        model = mdp
-        assert model is not None  # refused above
-        ops = (operator.make(model) for _ in rngs)
+        problem = env if env is not None else mdp
+        assert problem is not None  # refused above
+        ops = (operator.make(problem) for _ in rngs)
     else:
         ops = [operator] * len(rngs)
     hists = [reference_run(scheme, op, n_iterations, rng=r, pi0=pi0, mdp=mdp, mu=mu,
