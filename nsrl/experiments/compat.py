@@ -13,7 +13,8 @@ the domain's ``domain_options`` and ``feature_map``. This module
   the same rules (a field added later enters only when it differs from its default, a renamed
   field under its first name, the noise model as the older ``relative_noise`` flag), plus what
   the flat form could not say (a plugin operator's options, per-scheme options, the identity
-  of every component that is not built in, a domain's own axes), only when present.
+  of every component that is not built in, a domain's own axes, the evaluation games of a
+  domain without a model), only when present.
 """
 
 from __future__ import annotations
@@ -220,6 +221,8 @@ def beyond_flat(sweep: Sweep) -> dict:
         extra["components"] = components
     if sweep.axis_names != GARNET_NAMES:
         extra["grid"] = {k: list(v) for k, v in sweep.grid}
+    if sweep.estimate is not None:  # a domain without a model: the games its scores average
+        extra["estimate"] = sweep.estimate.to_dict()
     return extra
 
 

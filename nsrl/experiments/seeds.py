@@ -4,7 +4,10 @@ MDP ``i`` of an instance (its axes' values, e.g. n_S, n_A, b) is drawn from
 ``SeedSequence(seed, spawn_key=(0, *instance, i))`` and run ``j`` of a scheme on it from
 ``SeedSequence(seed, spawn_key=(1, *instance, i, crc32(scheme), j))``; with a sample-based
 operator ``(2, *instance, i, crc32(scheme), crc32(operator), j)``. The keys are those of
-every earlier nsrl release for Garnet-shaped instances, so published results regenerate.
+every earlier nsrl release for Garnet-shaped instances, so published results regenerate. On a
+domain without a model, the evaluation games of shard ``i`` start from the seed drawn from
+``SeedSequence(seed, spawn_key=(3, *instance, i))`` (:func:`games_seed`), the same for every
+scheme and run of the shard.
 """
 
 from __future__ import annotations
@@ -43,3 +46,14 @@ def run_rngs(seed: int, instance: Sequence[int], mdp: int, scheme: str, n_runs: 
     key = (2, *key, zlib.crc32(operator.encode())) if operator is not None else (1, *key)
     return [np.random.Generator(np.random.PCG64(np.random.SeedSequence(
         seed, spawn_key=(key[0], *instance, mdp, *key[1:], j)))) for j in range(n_runs)]
+
+
+def games_seed(seed: int, instance: Sequence[int], mdp: int) -> int:
+    """The first game's seed on shard ``mdp`` of ``instance`` (game i: this + i).
+
+    Examples:
+        >>> games_seed(7, (10,), 0) == games_seed(7, (10,), 0) != games_seed(7, (10,), 1)
+        True
+    """
+    state = np.random.SeedSequence(seed, spawn_key=(3, *instance, mdp)).generate_state(1)
+    return int(state[0])

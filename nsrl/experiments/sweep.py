@@ -23,6 +23,10 @@ included), never again in the same process. In TOML::
     [domain]
     name = "garnet"
 
+A domain without a model (a simulator) records a Monte-Carlo score instead of the loss; its
+sweep may hold an ``[estimate]`` table (games per iteration, at the last, their seed:
+:mod:`nsrl.experiments.quality`), refused on a domain with a model.
+
 Seeds are derived (:mod:`nsrl.experiments.seeds`); the flat form of earlier releases is read
 for one more release and keeps its fingerprints (:mod:`nsrl.experiments.compat`).
 """
@@ -40,6 +44,7 @@ from nsrl.domains import INT32_MAX, DomainEntry, domain_entry
 from nsrl.engine import ENGINE_NAMES, OperatorSpec
 from nsrl.exact.operators import GAMMA_MAX
 from nsrl.experiments import compat, seeds
+from nsrl.experiments.quality import Estimate, Quality, quality_of
 from nsrl.experiments.shards import MAX_SHARDS, Shard
 from nsrl.greedy.registry import OperatorEntry, operator_entry
 from nsrl.model.mdp import FiniteMDP
@@ -119,6 +124,9 @@ class Sweep:
         operator: the greedy operator's spec.
         scheme_options: options given to every scheme that declares them (a scheme's own
             spec wins).
+        estimate: on a domain without a model, the ``[estimate]`` table (games, final_games,
+            seed: :class:`~nsrl.experiments.quality.Estimate`; defaults if None); refused on a
+            domain with one.
         carried: flat keys of earlier releases that no component takes, kept in the
             fingerprint (see Attributes); read without a warning.
         **flat: the domain's axes, or the flat keys of earlier releases (deprecated,
@@ -148,6 +156,7 @@ class Sweep:
     feature_fraction: float | None
     samples_per_pair: int
     carried: Mapping[str, Any]
+    estimate: Estimate | None
 
     def __init__(self, name: str = "paper", *, domain: object = "garnet",
                  grid: Mapping[str, Any] | Iterable | None = None, n_mdps: int = 30,
@@ -156,8 +165,8 @@ class Sweep:
                  scheme_options: Mapping[str, Any] | None = None, gamma: float = 0.99,
                  seed: int = 2014, engine: str = "auto", n_features: int | None = None,
                  feature_fraction: float | None = None, samples_per_pair: int = 10,
-                 carried: Mapping[str, Any] | None = None, _record: bool = False,
-                 **flat: Any) -> None:
+                 carried: Mapping[str, Any] | None = None, estimate: object = None,
+                 _record: bool = False, **flat: Any) -> None:
         settings = dict(name=name, n_mdps=n_mdps, n_runs=n_runs, n_iterations=n_iterations,
                         gamma=gamma, seed=seed, engine=engine, n_features=n_features,
                         feature_fraction=feature_fraction, samples_per_pair=samples_per_pair)
@@ -187,6 +196,7 @@ class Sweep:
         carried = compat.apply_flat(legacy, op, dom_dict, shared, declared)
         object.__setattr__(self, "carried", carried)
         object.__setattr__(self, "domain", self._check_domain(entry, dom_dict))
+        object.__setattr__(self, "estimate", self._check_estimate(entry, estimate))
         if isinstance(grid, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in grid):
             grid = dict(grid)  # the field's own form (dataclasses.replace passes it back)
         if grid is not None and not isinstance(grid, Mapping):
@@ -203,6 +213,17 @@ class Sweep:
         object.__setattr__(self, "_domain_options", checked)
         object.__setattr__(self, "_domain_entry", entry)
         return Spec(entry.name, _given(checked, spec["options"], _defaults(entry.params)))
+
+    @staticmethod
+    def _check_estimate(entry: DomainEntry, given: object) -> Estimate | None:
+        estimate = Estimate.of(given)  # its form first: a table of games, final_games, seed
+        if entry.has_model:
+            if given is not None:
+                raise ValueError(f"sweep field 'estimate': the {entry.name} domain has an exact "
+                                 f"model, whose loss needs no estimate; drop the [estimate] "
+                                 f"table.")
+            return None
+        return estimate
 
     def _check_grid(self, entry: DomainEntry, given: Mapping[str, Any]) -> tuple:
         unknown = sorted(set(given) - set(entry.axis_names))
@@ -229,11 +250,15 @@ class Sweep:
         given = dict(spec["options"])
         if given.get("budget", 0) is None:  # None: derived per shard (samples_per_pair)
             del given["budget"]
-        checked = entry.check({**self._sweep_defaults(entry), **given})
+        if self._domain_entry.has_model:
+            passed = self._sweep_defaults(entry)
+        else:  # an env has no Phi nor n_S x n_A to derive a budget from, nor a discount
+            passed = {"gamma": self.gamma} if "gamma" in entry.params else {}
+        checked = entry.check({**passed, **given})
         object.__setattr__(self, "_operator_entry", entry)
         object.__setattr__(self, "_operator_options", checked)
-        defaults = {k: v for k, v in _defaults(entry.params, **self._sweep_defaults(entry))
-                    .items() if k != "budget"}  # a budget given is the budget, whatever it is
+        defaults = {k: v for k, v in _defaults(entry.params, **passed).items()
+                    if k != "budget"}  # a budget given is the budget, whatever it is
         return Spec(entry.name, _given(checked, given, defaults))
 
     @staticmethod
@@ -284,12 +309,36 @@ class Sweep:
                 f"sweep field 'feature_fraction': {self.feature_fraction} sets p per Garnet "
                 f"instance, so it excludes n_features (got {self.n_features}) and applies to "
                 f"the garnet domain only (got {self.domain.name!r}); set one of them.")
-        if self.sampled and "budget" not in self.operator.options and not (
+        if self.sampled and self.domain_entry.has_model and \
+                "budget" not in self.operator.options and not (
                 {"n_states", "n_actions"} <= set(self.axis_names)):
             raise ValueError(f"the {self.operator.name} operator's budget cannot be derived "
                              f"from samples_per_pair on the {self.domain.name} domain (no "
                              f"n_states and n_actions axes); give operator options {{budget "
                              f"= ...}}.")
+        if not self.domain_entry.has_model:
+            self._check_simulated()
+        elif getattr(self.operator_entry, "env_id", None) is not None:
+            raise ValueError(f"sweep field 'operator': {self.operator.name} is built on a "
+                             f"{self.operator_entry.env_id} env, not on a model; choose a "
+                             f"domain without a model that makes that env, or another operator.")
+
+    def _check_simulated(self) -> None:
+        """Refuse what needs a model on a domain without one (one line naming the fix)."""
+        name = self.domain.name
+        if self.engine == "batched":
+            raise ValueError(f"sweep field 'engine': the batched engines run on a model, which "
+                             f"the {name} domain has not; set engine = \"auto\" or "
+                             f"\"reference\".")
+        if self.n_features is not None:
+            raise ValueError(f"sweep field 'n_features': the {name} domain has no model (its env "
+                             f"makes its own observations); drop n_features.")
+        exact = [s.name for s in self.schemes if self._scheme_entries[s.name][1].get(
+            "advantage") == "exact"]
+        if exact:
+            raise ValueError(f"sweep field 'scheme_options': advantage = \"exact\" ("
+                             f"{', '.join(exact)}) takes CPI's advantage from a model, which the "
+                             f"{name} domain has not; drop it (the operator estimates it).")
 
     # --- reading ------------------------------------------------------------------------------
     @property
@@ -363,6 +412,8 @@ class Sweep:
     def budget_for(self, shard: Shard) -> int:
         """Transitions per greedy call on ``shard``: the operator's budget, or derived."""
         budget = self.operator.options.get("budget", self.carried.get("budget"))
+        if not self.domain_entry.has_model:  # the operator's own (nothing to derive it from)
+            budget = self._operator_options.get("budget", 0)
         if budget is not None:
             return int(budget)
         return self.samples_per_pair * int(shard.n_states or 0) * int(shard.n_actions or 0)
@@ -370,7 +421,7 @@ class Sweep:
     def operator_options(self, shard: Shard | None = None) -> dict:
         """Every option of the operator (checked once); with ``shard``, its budget there."""
         options = dict(self._operator_options)
-        if "budget" in options:
+        if "budget" in options and self.domain_entry.has_model:  # derived from n_S x n_A
             if shard is None and "budget" not in self.operator.options:
                 options.pop("budget")
             elif shard is not None:
@@ -398,6 +449,25 @@ class Sweep:
         return self.domain_entry.build(shard.instance, gamma=self.gamma, rng=rng,
                                        n_features=self.features_of(shard.n_states),
                                        options=self.domain_options)
+
+    def env(self, shard: Shard) -> Any:
+        """A fresh env of ``shard``'s instance (a domain without a model)."""
+        return self.domain_entry.make_env(shard.instance, self.domain_options)
+
+    def problem(self, shard: Shard) -> Any:
+        """What the operator of ``shard`` is built on: its model, or its env without one."""
+        return self.model(shard) if self.domain_entry.has_model else self.env(shard)
+
+    @property
+    def quality(self) -> Quality:
+        """What the shards hold: the exact loss, or a Monte-Carlo score (its name, direction)."""
+        return quality_of(self)
+
+    def games_seed(self, shard: Shard) -> int:
+        """The first evaluation game's seed on ``shard`` (the same for its schemes and runs)."""
+        assert self.estimate is not None, "a domain with a model plays no evaluation games"
+        seed = self.seed if self.estimate.seed is None else self.estimate.seed
+        return seeds.games_seed(seed, shard.values, shard.mdp)
 
     def model_nbytes(self, shard: Shard) -> int:
         """Estimated peak bytes of :meth:`model` (the model and Phi)."""
@@ -438,6 +508,8 @@ class Sweep:
                     schemes=[s.name if not s.options else s.to_dict() for s in self.schemes],
                     operator=self.operator.to_dict())
         data.update(self.carried)  # flat keys no component takes: in the fingerprint, as before
+        if self.estimate is not None:  # a domain without a model only
+            data["estimate"] = self.estimate.to_dict()
         return data
 
     def to_toml(self) -> str:
@@ -491,6 +563,8 @@ class Sweep:
         data["grid"].update({k: changes.pop(k) for k in list(changes) if k in axes})
         data["domain"] = Spec(domain.name, {**domain.options,
                                             **dict(changes.pop("domain_options", {}))})
+        if domain_entry(domain.name).has_model:  # a model's loss needs no estimate
+            data["estimate"] = None
         given = changes.pop("operator", self.operator)
         operator = Spec.of(given, "operator")
         if isinstance(given, str):  # a name alone keeps the options it declares
