@@ -101,10 +101,14 @@ def _cmd_reproduce(args) -> int:
 
 
 def _first_inputs(args, experiment) -> int:
-    """Build the inputs of each sweep's first shard: what ``--check`` proves will start."""
+    """Build the inputs of each sweep's first shard: what ``--check`` proves will start.
+
+    The MDP, or on a domain without a model its env (the check built the operator and the
+    estimate on it already).
+    """
     for variant, sweep in experiment.sweeps().items():
         shard = sweep.shards()[0]
-        mdp = sweep.model(shard)
+        mdp = sweep.problem(shard)
         sweep.operator_spec(shard).make(mdp)
         schemes = [sweep.scheme(spec.name).name for spec in sweep.schemes]
         print(f"{experiment.name}{'/' + variant if variant else ''}: {len(sweep.shards())} "

@@ -12,7 +12,8 @@ Two limits, checked before any work:
 
 And one check after the work: a loss mu (v* - v_pi) is never negative (v* dominates every
 policy's value) and always finite. :func:`check_losses` refuses any result that is not, with a
-tolerance of 1e-9 of the value scale R_max / (1 - gamma) for rounding.
+tolerance of 1e-9 of the value scale R_max / (1 - gamma) for rounding. Where no model gives the
+loss, :func:`check_scores` refuses Monte-Carlo scores that are not finite numbers of games.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import numpy as np
 
 from nsrl.exact.operators import GAMMA_MAX
 
-__all__ = ["GAMMA_MAX", "VALUE_MAX", "InaccurateResult", "check_losses", "check_problem"]
+__all__ = ["GAMMA_MAX", "VALUE_MAX", "InaccurateResult", "check_losses", "check_problem",
+           "check_scores"]
 VALUE_MAX = 1e150
 _RELATIVE_TOLERANCE = 1e-9
 
@@ -81,3 +83,20 @@ def check_losses(losses, gamma: float, r_max: float, what: str) -> None:
             f"{what} are not accurate ({', '.join(found)} of {losses.size}; a loss is finite "
             f"and >= 0): the model's scale (gamma {gamma!r}, R_max {r_max:.3g}) is beyond "
             f"float64's accuracy; lower gamma or rescale the rewards.")
+
+
+def check_scores(columns: dict, what: str) -> None:
+    """Raise :class:`InaccurateResult` unless every score and interval is finite, with games.
+
+    Args:
+        columns: a shard's ``score``, ``score_ci`` and ``games`` columns (a domain without a
+            model: :mod:`nsrl.experiments.quality`).
+        what: names the result in the message, e.g. ``"the scores of shard m000"``.
+    """
+    score, ci = (np.asarray(columns[k], dtype=np.float64) for k in ("score", "score_ci"))
+    bad = ~np.isfinite(score) | ~np.isfinite(ci) | (ci < 0) | (np.asarray(columns["games"]) < 1)
+    if bad.any():
+        raise InaccurateResult(
+            f"{what} are not usable ({int(bad.sum())} of {bad.size} not finite, with a negative "
+            f"interval or no game): the domain's env or estimate returned them; fix its rewards "
+            f"or its estimate (a Score(mean, ci, games) of finite numbers, games >= 1).")

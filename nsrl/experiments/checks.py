@@ -3,8 +3,11 @@
 :func:`check_run` checks the run options (:func:`check_backend`, which probes a Dask
 scheduler once) and the sweep against its output folder (:func:`check_sweep`: the folder, the
 operator's budget on a stand-in model, NSPI's windows, and the memory of the largest shard
-times the local workers, :func:`shard_nbytes`). The sweep itself was checked when it was built
-(:class:`nsrl.experiments.sweep.Sweep`); nothing here checks it again.
+times the local workers, :func:`shard_nbytes`). On a domain without a model the operator and
+the estimate are built on the first shard's env instead (:func:`check_simulator`), and what
+needs a model (the stand-in, NSPI's batched windows) is not checked. The sweep itself was
+checked when it was built (:class:`nsrl.experiments.sweep.Sweep`); nothing here checks it
+again.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ def shard_nbytes(sweep: Sweep, shard: Shard) -> int:
     S = shard.n_states or 1
     A, R, K = shard.n_actions or 1, sweep.n_runs, sweep.n_iterations
     batched = (sweep.engine != "reference" and S <= BATCHED_MAX_STATES
-               and sweep.operator_entry.batched is not None)
+               and sweep.operator_entry.batched is not None and sweep.domain_entry.has_model)
     dense = _RUN_DENSE_BYTES * R * S * S if batched else 0
     sampled = 0
     if sweep.sampled:
@@ -121,19 +124,60 @@ def check_sweep(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     local workers.
     """
     check_out(out, sweep, resume)
-    check_windows(sweep)
-    if sweep.sampled:
-        check_budgets(sweep)
+    if not sweep.domain_entry.has_model:
+        check_simulator(sweep)
+    else:
+        check_windows(sweep)
+        if sweep.sampled:
+            check_budgets(sweep)
     if backend != "dask":  # Dask workers run elsewhere, with their own memory
         largest = max(sweep.shards(), key=lambda s: (s.n_states or 0, s.n_actions or 0))
         workers = 1 if backend == "sequential" else min(jobs, len(sweep.shards()))
         each = shard_nbytes(sweep, largest)
         fits_one = (available_memory() or math.inf) >= each
+        what = (f"n_S = {largest.n_states}, n_A = {largest.n_actions}"
+                if sweep.domain_entry.has_model else f"shard {largest.name}")
         check_memory(workers * each,
-                     f"computing the sweep's largest shards (n_S = {largest.n_states}, n_A = "
-                     f"{largest.n_actions}) on {workers} worker(s)",
+                     f"computing the sweep's largest shards ({what}) on {workers} worker(s)",
                      "use fewer --jobs" if workers > 1 and fits_one
                      else "use smaller n_states or n_actions (or fewer n_runs)")
+
+
+def check_simulator(sweep: Sweep) -> None:
+    """Build the operator and the estimate on the first shard's env (no model to stand in).
+
+    What an operator refuses on an env (a factory that needs a model, too small a budget) is
+    known only once it is built: refused here, in one line, before anything is written.
+
+    Raises:
+        ValueError: the env, the operator or the estimate cannot be built (the message names
+            which and the way out).
+    """
+    shard, name = sweep.shards()[0], sweep.domain.name
+    env = _built(lambda: sweep.env(shard), f"the {name} domain's env cannot be built for shard "
+                 f"{shard.name}", "fix its env factory or the sweep's domain options")
+    try:
+        _built(lambda: sweep.operator_spec(shard).make(env), f"the {sweep.operator.name} "
+               f"operator cannot be built on the {name} domain's env", "a domain without a "
+               "model needs an operator whose factory takes an env (docs/guide/extending.md), "
+               "with options it accepts")
+        games = sweep.estimate.games if sweep.estimate is not None else 2
+        _built(lambda: sweep.domain_entry.make_estimate(env, games, sweep.games_seed(shard)),
+               f"the {name} domain's estimate cannot be built",
+               "fix its estimate factory, estimate(env, games, seed) -> callable(policy)")
+    finally:
+        close = getattr(env, "close", None)
+        if callable(close):
+            close()
+
+
+def _built(make, what: str, fix: str):
+    """``make()``, or one ValueError naming ``what`` failed, why, and ``fix``."""
+    try:
+        return make()
+    except Exception as exc:  # noqa: BLE001 - a plugin's code: anything it raises is its error
+        raise ValueError(f"{what} ({type(exc).__name__}: {str(exc).rstrip('.')}); {fix}.") \
+            from None
 
 
 def check_windows(sweep: Sweep) -> None:

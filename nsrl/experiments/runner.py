@@ -15,7 +15,7 @@ import time
 import warnings
 from pathlib import Path
 
-from nsrl.experiments.accuracy import check_losses
+from nsrl.experiments.accuracy import check_losses, check_scores
 from nsrl.experiments.checks import check_run
 from nsrl.experiments.locking import locked
 from nsrl.experiments.safe_io import make_folder, remove_made
@@ -88,7 +88,8 @@ def start_checked(sweep: Sweep, out, *, jobs: int = 1, backend: str = "loky",
     For callers that checked everything already, so that nothing is checked twice (the
     scheduler probe, the operator build); anyone else calls :func:`run_sweep`.
     """
-    slow = [] if sweep.sampled else without_engine(sweep)
+    batched = not sweep.sampled and sweep.domain_entry.has_model  # a model's loss, projected
+    slow = without_engine(sweep) if batched else []
     if slow:
         warnings.warn(f"no batched engine for {', '.join(slow)}: its runs use the reference "
                       f"nsrl.run engine (exact, slower)", stacklevel=2)
@@ -142,8 +143,11 @@ def _compute(store, sweep, todo, intact, jobs, backend, scheduler, progress, ses
         spec, added, plugins = sweep.to_dict(), shipped(sweep), loaded_plugins()
         calls = [(compute_shard, (spec, s, added, plugins)) for s in todo]
         for shard, columns, cpu, r_max in _results(jobs, backend, scheduler, calls):
-            check_losses(columns["loss"], sweep.gamma, max(r_max, 1e-300),
-                         f"the losses of shard {shard.name}")
+            if "loss" in columns:
+                check_losses(columns["loss"], sweep.gamma, max(r_max, 1e-300),
+                             f"the losses of shard {shard.name}")
+            else:  # a domain without a model: Monte-Carlo scores
+                check_scores(columns, f"the scores of shard {shard.name}")
             store.write(shard, columns)
             written.append(shard.name)
             store.log_session({"event": "shard", "session": session, "shard": shard.name,

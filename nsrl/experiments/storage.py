@@ -56,12 +56,16 @@ VALUE_COLUMNS = COLUMNS[3:]
 # a folder resumed across the rename have one schema), the transitions drawn so far and the
 # greedy error rho (T v - T_{pi'} v) of each call.
 SAMPLED_COLUMNS = ("operator", "representation", "samples", "error")
+# A domain without a model: a Monte-Carlo score in place of the loss, its 95% half-width and the
+# games it averages (nsrl.experiments.quality), the transitions drawn and the operator's name.
+SIMULATED_COLUMNS = ("mdp", "run", "scheme", "iteration", "score", "score_ci", "games",
+                     "memory", "step", "samples", "operator")
 _META = b"nsrl.shard"
 # What nsrl reproduce and nsrl plot write in a results folder besides the manifest: a folder
 # without a manifest that holds one of these holds someone else's files, which a run must not
 # append to or overwrite.
 OWN_FILES = ("sessions.jsonl", "summary.md", "stats*.csv", "exp*.png", "observations.csv",
-             "loss_vs_samples.png")
+             "loss_vs_samples.png", "score_vs_samples.png")
 # Temporary shard files of nsrl versions before the safe_io module: .<shard>.parquet.tmp-<pid>
 _OLD_TMP = re.compile(r"\..+\.parquet\.tmp-\d+")
 # Declared uncompressed bytes per row a shard may hold (8 numeric columns of at most 8 bytes,
@@ -71,14 +75,17 @@ _MAX_ROW_BYTES = 1024
 
 def columns_of(sweep: Sweep) -> tuple[str, ...]:
     """The columns of ``sweep``'s shards: its domain's axes, then the values."""
+    if not sweep.domain_entry.has_model:
+        return sweep.axis_names + SIMULATED_COLUMNS
     return sweep.axis_names + VALUE_COLUMNS + (SAMPLED_COLUMNS if sweep.sampled else ())
 
 
 def checksum(columns: dict) -> str:
-    """sha256 of the value columns (loss, memory, step; samples, error) and the row keys."""
+    """sha256 of the value columns (loss or score, memory, step...) and the row keys."""
     h = hashlib.sha256()
-    for key in ("run", "iteration", "loss", "memory", "step", "samples", "error"):
-        if key in columns:  # the last two: sample-based sweeps only
+    for key in ("run", "iteration", "loss", "memory", "step", "samples", "error", "score",
+                "score_ci", "games"):
+        if key in columns:  # samples, error: sample-based sweeps; score...: no model
             h.update(np.ascontiguousarray(columns[key]).tobytes())
     h.update("\0".join(map(str, columns["scheme"])).encode())
     return h.hexdigest()
@@ -274,6 +281,9 @@ def read_shard(path, sweep: Sweep) -> tuple[pa.Table | None, str | None]:
         return None, f"{table.num_rows} rows instead of {expected}"
     if any(not np.all(columns[k] == v) for k, v in key.items()):
         return None, "key columns differ from its name"
+    held, column = meta.get("quality", "loss"), sweep.quality.column
+    if held != column:
+        return None, f"holds {held!r} values, not the sweep's {column!r}"
     if meta.get("checksum") != checksum(columns):
         return None, "values differ from their checksum (edited or corrupt)"
     return table, None
@@ -313,6 +323,8 @@ class Store:
             components = sweep.components()
             if components:  # what resume names when a plugin changed or went missing
                 data.update(components=components, plugins=list(loaded_plugins()))
+            if not sweep.quality.exact:  # what the shards hold, for any reader of the folder
+                data["quality"] = sweep.quality.to_dict()
             write_bytes(manifest, json.dumps(data, indent=2).encode())
 
     def discard(self) -> None:
@@ -341,6 +353,8 @@ class Store:
         """Store a computed shard atomically."""
         meta = {"shard": shard.name, "fingerprint": self.sweep.fingerprint(),
                 "checksum": checksum(columns)}
+        if not self.sweep.quality.exact:  # a loss shard's metadata is as it always was
+            meta["quality"] = self.sweep.quality.column
         table = pa.table({k: columns[k] for k in columns_of(self.sweep)})
         table = table.replace_schema_metadata({_META: json.dumps(meta)})
         sink = pa.BufferOutputStream()

@@ -94,11 +94,18 @@ def compute_shard(spec: dict, shard: Shard, added: bytes = b"",
         ``(shard, columns, cpu_seconds, r_max)``: the columns of
         :func:`nsrl.experiments.storage.columns_of`, the worker's CPU time for the shard
         (what the benchmark's projection is checked against), and the model's largest
-        absolute reward (the scale the losses are checked against).
+        absolute reward (the scale the losses are checked against; NaN on a domain without a
+        model, whose shard holds scores: :mod:`nsrl.experiments.simulated`).
     """
     cpu = time.process_time()
     _set_up(added, tuple(plugins))
     sweep = Sweep.from_dict(spec, record=True)
+    if not sweep.domain_entry.has_model:
+        from nsrl.experiments.simulated import compute_simulated
+
+        with threadpool_limits(limits=1, user_api="blas"):
+            columns = compute_simulated(sweep, shard)
+        return shard, columns, time.process_time() - cpu, float("nan")
     mdp = sweep.model(shard)
     K = sweep.n_iterations
     parts = []
