@@ -17,6 +17,13 @@ them into numbers, one rule for each kind of phrase:
 These are the defaults of :class:`Criteria`; :func:`robustness` judges every observation again
 under the other defensible thresholds (close = 5% or 20%, the across-MDP variability, a sign
 test, standard deviations with ddof = 1) from the same per-MDP table, no rerun needed.
+
+On a domain without a model the table holds a Monte-Carlo score (:mod:`nsrl.experiments.quality`)
+whose better side may be the higher one: "worst", "better" and "below API" then follow the
+score's direction, and the criteria say so. The observations judged by "close" (O2-O5:
+final means within 10% of their average) need a loss, which is >= 0 and 0 at the optimum, so
+that a ratio to it means something; a score has no such zero (a return may be negative), so
+they are not judged (:data:`NEEDS_LOSS`), and the table says why.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest, kendalltau, wilcoxon
+
+from nsrl.experiments.quality import LOSS, Quality
 
 CLOSE = 0.10
 LEVEL = 0.01
@@ -117,8 +126,10 @@ class Final:
     variability that the checks compare (``criteria.variability``).
     """
 
-    def __init__(self, pm: pd.DataFrame, criteria: Criteria = Criteria()):
-        self.c = criteria
+    def __init__(self, pm: pd.DataFrame, criteria: Criteria = Criteria(),
+                 quality: Quality = LOSS):
+        self.c, self.q = criteria, quality
+        self.sign = -1.0 if quality.higher else 1.0  # sign * mean: lower is better
         last = pm[pm["iteration"] == pm["iteration"].max()]
         self.pm = last
         self.mean = last.pivot_table(index=KEYS, columns="scheme", values="mean")
@@ -145,6 +156,10 @@ class Final:
             return float(self.mean[scheme].std(ddof=self.c.ddof))
         return float(getattr(self, "std" if what == "spread" else what)[scheme].mean())
 
+    def worst(self) -> str:
+        """The scheme of the worst final mean: the highest loss (a score's lowest, if higher)."""
+        return str((self.sign * self.mean.mean()).idxmax())
+
     def lower(self, a: str, b: str, what: str = "mean") -> float:
         """p-value of 'a is below b' (one-sided, paired by MDP, by the criteria's test)."""
         table = getattr(self, what)
@@ -167,16 +182,19 @@ def _missing(key, paper, criterion, *schemes) -> Check:
 def o1_api_worst_and_most_variable(f: Final) -> Check:
     """O1: "API is much more variable than the others and tends to be the worst"."""
     paper = "API is much more variable than the others and tends to be the worst on average"
-    crit = (f"API's final mean is the highest; its {_var(f)} is significantly larger "
+    worst = "highest" if f.q.exact else \
+        f"{'lowest' if f.q.higher else 'highest'} ({f.q.name}: {f.q.better})"
+    crit = (f"API's final mean is the {worst}; its {_var(f)} is significantly larger "
             f"than every other scheme's (p < {f.c.level:g})")
     if not f.has("API"):
         return _missing("O1", paper, crit, "API")
     others = [s for s in f.mean.columns if s != "API"]
     if not others:  # API alone: nothing to be worse or more variable than
         return _missing("O1", paper, crit, "API", "another scheme")
-    worst = f.mean.mean().idxmax()
+    worst = f.worst()
     p = max(f.lower(s, "API", "spread") for s in others)
-    measured = (f"highest mean: {worst} ({f.avg(worst):.2f}; API {f.avg('API'):.2f}); API std "
+    measured = (f"{'highest' if f.sign > 0 else 'lowest'} mean: {worst} ({f.avg(worst):.2f}; "
+                f"API {f.avg('API'):.2f}); API std "
                 f"{f.avg('API', 'spread'):.2f} vs {max(f.avg(s, 'spread') for s in others):.2f} "
                 f"(next), worst p = {p:.2g}")
     return Check("O1", paper, crit, measured, worst == "API" and p < f.c.level)
@@ -301,17 +319,20 @@ def comparisons(f: Final) -> list[Comparison]:
     """Every comparison of :func:`conclusion_all_better_than_api`, in its order.
 
     Each scheme of CPI(0.1), CPI+, PSDP and NSPI(m) that was run against API, overall and
-    within every value of n_S, n_A and b (but the values of b in ``criteria.skip_branching``).
+    within every value of n_S, n_A and b (but the values of b in ``criteria.skip_branching``,
+    and the axes the domain has not, whose column is 0).
     """
     schemes = [s for s in ("CPI(0.1)", "CPI+", "PSDP", *NSPIS) if s in f.mean.columns]
     out = []
     for col in (None, "n_states", "n_actions", "branching"):
+        if col is not None and not f.mean.index.get_level_values(col).any():
+            continue  # an axis the domain has not (its column is 0): the overall comparison
         parts = [(None, f.mean)] if col is None else list(f.mean.groupby(level=col))
         for value, part in parts:
             if col == "branching" and value in f.c.skip_branching:
                 continue
             for s in schemes:
-                p = paired_p((part[s] - part["API"]).to_numpy(), f.c.test)
+                p = paired_p((f.sign * (part[s] - part["API"])).to_numpy(), f.c.test)
                 out.append(Comparison(s, col, value, p, p < f.c.level))
     return out
 
@@ -319,8 +340,9 @@ def comparisons(f: Final) -> list[Comparison]:
 def conclusion_all_better_than_api(f: Final) -> Check:
     """The conclusion: "CPI(alpha), CPI+, PSDP and NSPI always significantly better than API"."""
     paper = "CPI(0.1), CPI+, PSDP and NSPI(m) always significantly better than API"
-    crit = (f"each significantly below API (p < {f.c.level:g}) overall and within every value of "
-            f"n_S, n_A and b")
+    side = "above" if f.q.higher else "below"
+    crit = (f"each significantly {side} API (p < {f.c.level:g}) overall and within every value "
+            f"of n_S, n_A and b" + ("" if f.q.exact else f" ({f.q.name}: {f.q.better})"))
     schemes = [s for s in ("CPI(0.1)", "CPI+", "PSDP", *NSPIS) if s in f.mean.columns]
     if not f.has("API") or not schemes:
         return _missing("C", paper, crit, "API", "CPI(0.1)", "CPI+", "PSDP", "NSPI(m)")
@@ -339,20 +361,36 @@ CHECKS = (o1_api_worst_and_most_variable, o2_cpi_plus_like_cpi_alpha_but_fast,
           conclusion_all_better_than_api)
 
 
-def observations(pm: pd.DataFrame, criteria: Criteria = Criteria()) -> pd.DataFrame:
+# The checks judged by "close" (a ratio to the final means): they need a loss (module doc).
+NEEDS_LOSS = ("O2", "O3", "O4", "O5")
+
+
+def observations(pm: pd.DataFrame, criteria: Criteria = Criteria(),
+                 quality: Quality = LOSS) -> pd.DataFrame:
     """Every check of :data:`CHECKS` on the per-MDP statistics ``pm``: one row each.
 
-    ``criteria`` are the thresholds (default: the module doc's).
+    ``criteria`` are the thresholds (default: the module doc's); ``quality`` what ``pm``'s
+    means are of (default the exact loss; a score's direction sets what "worst" and "better"
+    mean, and the checks of :data:`NEEDS_LOSS` are not judged on it).
 
     Columns: ``observation``, ``paper``, ``criterion``, ``measured``, ``holds`` (True,
-    False, or None when the schemes it needs were not run).
+    False, or None when the schemes it needs were not run, or it needs a loss).
     """
-    f = Final(pm, criteria)
+    f = Final(pm, criteria, quality)
     rows = [check(f) for check in CHECKS]
+    if not quality.exact:
+        rows = [_needs_loss(r, quality) if r.key in NEEDS_LOSS else r for r in rows]
     return pd.DataFrame({"observation": [r.key for r in rows], "paper": [r.paper for r in rows],
                          "criterion": [r.criterion for r in rows],
                          "measured": [r.measured for r in rows],
                          "holds": [r.holds for r in rows]})
+
+
+def _needs_loss(check: Check, quality: Quality) -> Check:
+    """``check`` not judged on a score: why, in its ``measured`` column."""
+    why = (f"not judged: 'close' compares final means to their average, which needs a loss "
+           f"(>= 0, 0 at the optimum); a Monte-Carlo score ({quality.name}) has no such zero")
+    return Check(check.key, check.paper, check.criterion, why, None)
 
 
 # The other defensible thresholds, each one change from the default.

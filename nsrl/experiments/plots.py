@@ -1,7 +1,8 @@
 """Figures in the paper's form (Scherrer 2014, Figure expall and the supplementary figures).
 
-One panel per scheme, the same x and y range on every panel of a figure, the mean loss as
-a line and three grey bands, from dark to light: mean +- Std[E[L|M]] (variability across
+One panel per scheme, the same x and y range on every panel of a figure, the mean loss (or,
+where no model gives it, the mean Monte-Carlo score, its name on the y axis) as a line and
+three grey bands, from dark to light: mean +- Std[E[L|M]] (variability across
 MDPs of the mean), mean +- E[Std[L|M]] (average within-MDP std), mean +- Std[Std[L|M]]
 (variability across MDPs of the std). Each grey stays with its statistic; the widest band
 is drawn first so that the narrower ones stay visible on top of it.
@@ -35,7 +36,8 @@ def _panel(ax, s) -> None:
     ax.plot(k, m, color="k", lw=1.2, label="E[L]")
 
 
-def plot_figure(stats, path, schemes, by: str | None = None, title: str = "") -> None:
+def plot_figure(stats, path, schemes, by: str | None = None, title: str = "",
+                ylabel: str = "loss") -> None:
     """Write one figure: a row of panels per value of ``by`` (one row if None).
 
     Args:
@@ -44,6 +46,8 @@ def plot_figure(stats, path, schemes, by: str | None = None, title: str = "") ->
         schemes: the schemes in panel order.
         by: the instance column the rows are conditioned on, or None.
         title: the figure title.
+        ylabel: what the statistics are of (a score's name and direction where no model
+            gives the loss: :meth:`nsrl.experiments.quality.Quality.label`).
     """
     values = [None] if by is None else sorted(stats[by].unique())
     # The overall figure wraps its panels on two rows; conditioned ones have a row per value.
@@ -67,7 +71,7 @@ def plot_figure(stats, path, schemes, by: str | None = None, title: str = "") ->
     for ax in grid[-1]:
         ax.set_xlabel("iteration k")
     for i, row in enumerate(grid):
-        row[0].set_ylabel("loss" if by is None else f"{by} = {values[i]}\nloss")
+        row[0].set_ylabel(ylabel if by is None else f"{by} = {values[i]}\n{ylabel}")
     axes[0, 0].legend(fontsize=6, loc="upper right")
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
@@ -80,7 +84,8 @@ def mdps_per_instance(pm) -> np.ndarray:
     return pm.groupby(["n_states", "n_actions", "branching"])["mdp"].nunique().to_numpy()
 
 
-def plot_loss_vs_samples(curves, path, title: str = "") -> None:
+def plot_loss_vs_samples(curves, path, title: str = "",
+                         ylabel: str = "loss  mu (v* - v_pi)") -> None:
     """Mean loss against mean transitions drawn, one line per scheme (sample-based sweeps).
 
     Args:
@@ -88,6 +93,7 @@ def plot_loss_vs_samples(curves, path, title: str = "") -> None:
             the per-MDP table averaged over MDPs; or with a ``panel`` column, one panel each.
         path: the PNG file to write.
         title: the figure title.
+        ylabel: what the mean is of (a score's label on a domain without a model).
     """
     panels = sorted(curves["panel"].unique()) if "panel" in curves.columns else [None]
     fig, axes = plt.subplots(1, len(panels), sharey=True, figsize=(4.2 * len(panels), 3.4),
@@ -102,7 +108,7 @@ def plot_loss_vs_samples(curves, path, title: str = "") -> None:
         ax.grid(alpha=0.3, lw=0.5)
         if panel is not None:
             ax.set_title(str(panel), fontsize=10)
-    axes[0, 0].set_ylabel("loss  mu (v* - v_pi)")
+    axes[0, 0].set_ylabel(ylabel)
     axes[0, -1].legend(fontsize=7, loc="upper right")
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()

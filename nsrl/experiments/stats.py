@@ -1,5 +1,9 @@
 """The paper's statistics of the loss (Scherrer 2014, section 5 and the caption of Figure expall).
 
+The same four statistics are computed on whatever quality the shards hold: the exact loss, or
+on a domain without a model the Monte-Carlo score (:mod:`nsrl.experiments.quality`; ``value=``
+of :func:`per_mdp`), L below standing for either.
+
 For a scheme at iteration k, with L the loss of a run on an MDP M drawn from an instance:
 
 * ``mean``: E[L_k], the average over every run and MDP (equal runs per MDP, so it is also
@@ -24,12 +28,15 @@ INSTANCE = ["n_states", "n_actions", "branching"]
 STATS = ["mean", "std_of_mean", "mean_of_std", "std_of_std"]
 
 
-def per_mdp(df: pd.DataFrame) -> pd.DataFrame:
+def per_mdp(df: pd.DataFrame, value: str = "loss") -> pd.DataFrame:
     """Mean and std (ddof=0) of the loss over the runs of each (MDP, scheme, iteration).
 
     Args:
         df: the tidy table (columns n_states, n_actions, branching, mdp, run, scheme,
             iteration, loss, ...).
+        value: the column reduced: ``"loss"``, or ``"score"`` for a domain without a model
+            (whose table also gives ``ci``, the mean 95% half-width of the runs' scores, and
+            ``games``, the mean games per score).
 
     Returns:
         One row per instance, mdp, scheme and iteration with columns ``mean``, ``std``,
@@ -45,7 +52,7 @@ def per_mdp(df: pd.DataFrame) -> pd.DataFrame:
         >>> per_mdp(df)[["mean", "std"]].values.tolist()
         [[2.0, 1.0]]
     """
-    missing = set(INSTANCE + ["mdp", "scheme", "iteration", "loss"]) - set(df.columns)
+    missing = set(INSTANCE + ["mdp", "scheme", "iteration", value]) - set(df.columns)
     if missing:
         raise ValueError(f"the table lacks columns {sorted(missing)}; is it nsrl's tidy table?")
     keys = INSTANCE + ["mdp", "scheme", "iteration"]
@@ -55,7 +62,7 @@ def per_mdp(df: pd.DataFrame) -> pd.DataFrame:
     group = np.ravel_multi_index(codes, [len(u) for u in uniques])
     cells, inverse = np.unique(group, return_inverse=True)
     runs = np.bincount(inverse)
-    loss = df["loss"].to_numpy(dtype=np.float64)
+    loss = df[value].to_numpy(dtype=np.float64)
     mean = np.bincount(inverse, loss) / runs
     std = np.sqrt(np.bincount(inverse, (loss - mean[inverse]) ** 2) / runs)
     index = np.unravel_index(cells, [len(u) for u in uniques])
@@ -65,8 +72,12 @@ def per_mdp(df: pd.DataFrame) -> pd.DataFrame:
         out["memory"] = np.bincount(inverse, df["memory"].to_numpy(dtype=np.float64)) / runs
     if "step" in df.columns:  # CPI and CPI+ record a 0 step once their stopping rule fired
         out["stopped"] = np.bincount(inverse, (df["step"] == 0).to_numpy(np.float64)) / runs
+    for column, name in (("score_ci", "ci"), ("games", "games")):  # a Monte-Carlo score's
+        if column in df.columns:
+            out[name] = np.bincount(inverse, df[column].to_numpy(np.float64)) / runs
     if "samples" in df.columns:  # sample-based sweeps: transitions drawn so far, greedy error
         out["samples"] = np.bincount(inverse, df["samples"].to_numpy(np.float64)) / runs
+    if "error" in df.columns:
         error = df["error"].to_numpy(np.float64)
         called = np.bincount(inverse, ~np.isnan(error))  # NaN: no call (CPI has stopped)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -107,14 +118,18 @@ def paper_stats(pm: pd.DataFrame, by: list[str] | tuple[str, ...] = ()) -> pd.Da
         "std_of_std": g["std"].agg(pstd),
         "mdps": g["mean"].size(),
     })
+    if "ci" in pm.columns:  # a Monte-Carlo score: the games per point and their mean interval
+        out["games"], out["mean_ci"] = g["games"].mean(), g["ci"].mean()
     return out.reset_index()
 
 
-def final_summary(stats: pd.DataFrame, pm: pd.DataFrame | None = None) -> pd.DataFrame:
+def final_summary(stats: pd.DataFrame, pm: pd.DataFrame | None = None,
+                  higher: bool = False) -> pd.DataFrame:
     """Per scheme at the last iteration: the four statistics, a rank by mean, and speed.
 
     ``k_1pct`` is the first iteration from which the mean loss stays within 1% of its final
-    value (how fast a scheme settles); ``memory`` the mean memory of the final output.
+    value (how fast a scheme settles); ``memory`` the mean memory of the final output. Rank 1
+    is the lowest mean (a loss), or with ``higher`` the highest (a score whose higher is better).
     """
     last = stats[stats["iteration"] == stats["iteration"].max()].set_index("scheme")
     out = last[STATS].copy()
@@ -128,5 +143,5 @@ def final_summary(stats: pd.DataFrame, pm: pd.DataFrame | None = None) -> pd.Dat
     if pm is not None and "memory" in pm.columns:
         k = pm["iteration"].max()
         out["memory"] = pm[pm["iteration"] == k].groupby("scheme")["memory"].mean()
-    out["rank"] = out["mean"].rank(method="min").astype(int)
+    out["rank"] = out["mean"].rank(method="min", ascending=not higher).astype(int)
     return out.sort_values("rank")

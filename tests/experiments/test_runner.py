@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from nsrl.experiments.loader import load_sweep
-from nsrl.experiments.report import _wall_time
 from nsrl.experiments.runner import run_sweep
 from nsrl.experiments.storage import Store
+from nsrl.experiments.summary import _wall_time
 from nsrl.experiments.sweep import Sweep
 from nsrl.experiments.worker import compute_shard
 
