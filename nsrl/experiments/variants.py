@@ -2,9 +2,11 @@
 
 One row per variant found in ``OUT`` (an experiment with variants writes each into
 ``OUT/<variant>/``; :mod:`nsrl.experiments.experiment`): the verdict of every section-5
-observation (:mod:`nsrl.experiments.observations`), each scheme's final mean loss, the spread
+observation (:mod:`nsrl.experiments.observations`), each scheme's final mean loss (or, on a
+domain without a model, its Monte-Carlo score, ranked by the score's direction), the spread
 statistics, CPI+'s stopping fractions and, for sample-based variants, transitions and greedy
-errors. :func:`write_summary` writes it as ``OUT/<name>.csv`` and ``OUT/<name>.md``.
+errors (measured with the model, so none without one). :func:`write_summary` writes it as
+``OUT/<name>.csv`` and ``OUT/<name>.md``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from nsrl.experiments.observations import Final, observations
+from nsrl.experiments.quality import LOSS, Quality
 from nsrl.experiments.report import balanced, load_per_mdp, markdown
 
 
@@ -27,16 +30,16 @@ def summarise(out, experiment) -> pd.DataFrame:
             continue
         sweep, pm, _ = load_per_mdp(folder)
         pm, _ = balanced(pm, sweep)
-        rows.append(_row(name, pm))
+        rows.append(_row(name, pm, sweep.quality))
     if not rows:
         raise ValueError(f"{out} holds no variant of the {experiment.name} experiment yet: run "
                          f"`nsrl reproduce --preset {experiment.name} --out {out}` first.")
     return pd.DataFrame(rows).set_index("variant")
 
 
-def _row(name: str, pm: pd.DataFrame) -> dict:
-    obs = observations(pm)
-    f = Final(pm)
+def _row(name: str, pm: pd.DataFrame, quality: Quality = LOSS) -> dict:
+    obs = observations(pm, quality=quality)
+    f = Final(pm, quality=quality)
     row: dict = {"variant": name, "held": int((obs["holds"] == True).sum())}  # noqa: E712
     row.update({k: _mark(v) for k, v in zip(obs["observation"], obs["holds"], strict=True)})
     for scheme in f.mean.columns:
@@ -52,7 +55,8 @@ def _row(name: str, pm: pd.DataFrame) -> dict:
         last = f.pm.groupby("scheme")
         for scheme, s in last:
             row[f"transitions {scheme}"] = float(s["samples"].mean())
-            row[f"error {scheme}"] = float(pm[pm["scheme"] == scheme]["error"].mean())
+            if "error" in pm.columns:  # measured with the model
+                row[f"error {scheme}"] = float(pm[pm["scheme"] == scheme]["error"].mean())
     return row
 
 
@@ -80,22 +84,29 @@ def write_summary(out, experiment, figures=()) -> list[Path]:
     base = experiment.base
     verdicts = table[["held", "O1", "O2", "O3", "O4", "O5", "O6", "C"]]
     means = _columns(table, "mean ")
-    ranks = means.rank(axis=1, method="min").astype(int)
+    q = base.quality
+    ranks = means.rank(axis=1, method="min", ascending=not q.higher).astype(int)
     spread = table[[c for c in table.columns if c.startswith(("Std[E]", "E[Std]", "CPI+"))]]
+    grid = (f"n_S in {list(base.n_states)}, n_A in {list(base.n_actions)}, b in "
+            f"{list(base.branching)}") if q.exact else \
+        ", ".join(f"{k} in {list(v)}" for k, v in base.grid) or "one instance"
     lines = [
         f"# {experiment.question}", "",
-        f"{base.n_mdps} MDPs x {base.n_runs} runs per instance of n_S in "
-        f"{list(base.n_states)}, n_A in {list(base.n_actions)}, b in {list(base.branching)}; "
-        f"{base.n_iterations} iterations; variants in `DIR/<variant>/`.", "",
+        f"{base.n_mdps} {'MDPs' if q.exact else 'replicates'} x {base.n_runs} runs per instance "
+        f"of {grid}; {base.n_iterations} iterations; variants in `DIR/<variant>/`.", "",
         "## Which observations hold in each variant", "", markdown(verdicts), "",
-        "## Final mean loss of each scheme", "", markdown(means, ".2f"), "",
-        "## Rank of each scheme (1: lowest final loss)", "", markdown(ranks), "",
+        f"## Final mean {q.name} of each scheme", "", markdown(means, ".2f"), "",
+        f"## Rank of each scheme (1: {'lowest' if not q.higher else 'highest'} final {q.name})",
+        "", markdown(ranks), "",
         "## Spread and CPI+'s stopping rule", "", markdown(spread, ".2f"), ""]
     written = [out / f"{experiment.name}.csv", out / f"{experiment.name}.md"]
-    if any(c.startswith("transitions ") for c in table.columns):
+    if any(c.startswith("error ") for c in table.columns):
         lines += ["## Transitions drawn by the end, and mean greedy error per call", "",
                   markdown(_columns(table, "transitions ").dropna(how="all"), ".3g"), "",
                   markdown(_columns(table, "error ").dropna(how="all"), ".3g"), ""]
+    elif any(c.startswith("transitions ") for c in table.columns):  # no model: no greedy error
+        lines += ["## Transitions drawn by the end", "",
+                  markdown(_columns(table, "transitions ").dropna(how="all"), ".3g"), ""]
     for figure in figures:
         written.append(figure(out, experiment))
         lines += [f"![{written[-1].stem.replace('_', ' ')}]({written[-1].name})", ""]

@@ -315,3 +315,25 @@ def test_a_model_sweep_s_records_are_as_before_and_its_summary_says_exact_loss(t
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "- Quality: the exact loss mu (v* - v_pi) of each output policy (lower is better)." \
         in summary and "## Final loss (iteration 3), ranked by mean\n" in summary
+
+
+def test_an_experiment_s_variants_are_tabled_on_the_score(tmp_path, demo):
+    """The combined table of variants (nsrl.experiments.variants) reads a score: ranked by its
+    direction, no greedy error (there is no model to measure it with)."""
+    from nsrl.experiments import Experiment, Sweep, run_experiment
+    from nsrl.experiments.variants import write_summary
+
+    base = Sweep(name="corridor-h", domain="corridor", length=(5,), n_mdps=2, n_runs=2,
+                 n_iterations=2, schemes=["api", "psdp"], operator="env-rollouts",
+                 estimate={"games": 2, "final_games": 4})
+    experiment = Experiment("corridor-h", base, variants={
+        "h4": {"operator_options": {"horizon": 4}}, "h6": {"operator_options": {"horizon": 6}}},
+        question="Does the horizon matter?", analysis=write_summary)
+    result = run_experiment(experiment, tmp_path / "out", backend="sequential", progress=False)
+    assert result["complete"]
+    text = (tmp_path / "out" / "corridor-h.md").read_text()
+    assert "2 replicates x 2 runs per instance of length in [5]" in text
+    assert "## Final mean steps of each scheme" in text and "(1: lowest final steps)" in text
+    assert "greedy error" not in text and "## Transitions drawn by the end" in text
+    table = pd.read_csv(tmp_path / "out" / "corridor-h.csv").set_index("variant")
+    assert table["O2"].isna().all()  # "n/a" in the file: not judged on a score
