@@ -469,4 +469,12 @@ with origin(BUILT_IN):
                     nbytes=_structured_nbytes("mountain-car"), gym_id="MountainCarGrid-v0",
                     feature_maps=FEATURE_MAPS, exact_size=False,
                     summary="the mountain car on a position x velocity grid")
+    # Tetris (docs/tetris.md): no model; its env and its score, lines per game, by name, so
+    # that listing the domains compiles no Tetris kernel.
+    register_domain("tetris", None, {"overflow": param(str, "end", choices=("end",
+                                                                             "clear-first"))},
+                    axes=(Axis("width", "w", 2, (10,)), Axis("height", "h", 2, (10,))),
+                    env="nsrl.envs.tetris:TetrisEnv", estimate="nsrl.greedy.tetris:TetrisScore",
+                    quality=("lines", "higher"), nbytes=None,
+                    summary="Tetris with MdpTetris's rules (no model; scored by lines per game)")
 DOMAINS.seal()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from nsrl.experiments import bigger, paper, quick, sampled, sensitivity
+from nsrl.experiments import bigger, paper, quick, sampled, sensitivity, tetris
 from nsrl.experiments.experiment import Experiment
 from nsrl.plugins import BUILT_IN, origin
 from nsrl.registry import Entry, Registry
@@ -68,4 +68,6 @@ with origin(BUILT_IN):
         register_experiment(_module.EXPERIMENT)
     register_experiment(bigger.POWERED)
     register_experiment(bigger.POWERED_TINY)
+    for _tetris in (tetris.EXPERIMENT, tetris.LARGE_EXPERIMENT, tetris.TINY_EXPERIMENT):
+        register_experiment(_tetris)
 EXPERIMENTS.seal()

@@ -285,7 +285,7 @@ TETRIS_PARAMS = {
     "n_rollouts": param(int, 1, ge=1),
     "features": param(str, "dellacherie-thiery"),
     "fit": param(str, "softmax", choices=("softmax", "cmaes")),
-    "states": param(str, "behaviour", choices=("behaviour", "occupancy")),
+    "rollout_states": param(str, "behaviour", choices=("behaviour", "occupancy")),
     "behaviour": param(str, "du"),
     "pool_games": param(int, 20, ge=1),
     "pool_pieces": param(int, 50_000, ge=1),

@@ -35,7 +35,10 @@ def _named(change: dict) -> set:
         elif key == "carried":
             names |= set(value)
         elif key == "operator" and isinstance(value, dict):  # a spec: its name and options
-            names |= {"operator", *value.get("options", {})}
+            # (another operator declares other options: their table changes with it)
+            names |= {"operator", "operator_options", *value.get("options", {})}
+        elif key == "schemes":  # specs: their names and the options they hold
+            names |= {"schemes", "scheme_options"}
         else:
             names.add(key)
     return names

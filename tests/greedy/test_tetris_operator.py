@@ -79,7 +79,7 @@ def test_cpi_stops_at_its_first_step_on_tetris():
 
 
 def test_the_states_of_the_policys_own_games_for_rho_the_occupancy():
-    hist, op = _run("cpi(0.5)", iterations=2, states="occupancy")
+    hist, op = _run("cpi(0.5)", iterations=2, rollout_states="occupancy")
     rollouts = sum(r.samples for r in op.records)
     assert hist.samples[-1] == op.samples_used > rollouts  # the target's games count too
 

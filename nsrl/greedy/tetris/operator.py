@@ -3,10 +3,11 @@
 One call, ``greedy(target, rho, rng)``:
 
 1. N rollout states (:mod:`nsrl.greedy.tetris.states`): a behaviour controller's (DU's)
-   states with the height mix, or, with ``states="occupancy"`` and rho = d_{pi,nu} (the CPI
-   family), the states of pi's own games. N = budget / ((m + 1) M |A|), |A| = 32 the papers'
-   count of placements, so that the budget counts every rollout placement as the papers do
-   (pieces have 9 to 34 placements on 10 columns: a call draws fewer samples than its budget).
+   states with the height mix, or, with ``rollout_states="occupancy"`` and rho = d_{pi,nu}
+   (the CPI family), the states of pi's own games. N = budget / ((m + 1) M |A|), |A| = 32
+   the papers' count of placements, so that the budget counts every rollout placement as the
+   papers do (pieces have 9 to 34 placements on 10 columns: a call draws fewer samples than
+   its budget).
 2. From each state, each legal placement a is played, then the target for m more placements
    (its phase 0 first: a mixture draws its component at every placement, a sequence steps
    through its policies), M times with common pieces per state (one piece stream per state
@@ -84,13 +85,13 @@ class TetrisRollouts:
         features: the policy's feature set (the papers' D-T).
         critic_features: the critic's feature set.
         fit: ``"softmax"`` or ``"cmaes"``.
-        states: ``"behaviour"`` (every call draws from the behaviour pool) or
+        rollout_states: ``"behaviour"`` (every call draws from the behaviour pool) or
             ``"occupancy"`` (rho = d_{pi,nu} draws from pi's own games).
         behaviour: the shipped controller whose games make the pool (``"du"``).
         pool_games: games of the behaviour controller in the pool.
         pool_pieces: each such game (and each of pi's, for ``"occupancy"``) is cut here.
         height_mix: even out the heights of the pool's states (module doc of states).
-        occupancy_games: pi's games for ``states="occupancy"``.
+        occupancy_games: pi's games for ``rollout_states="occupancy"``.
         cmaes_sigma, cmaes_population, cmaes_iterations: CMA-ES's step size, population
             (None: 15 x #features) and generations.
         warm_start: start each fit from the previous call's weights.
@@ -100,7 +101,8 @@ class TetrisRollouts:
     def __init__(self, env: Any, *, budget: int = 8_000_000, m: int = 5,
                  critic: str = "linear", n_rollouts: int = 1,
                  features: str = "dellacherie-thiery", critic_features: str = CRITIC_FEATURES,
-                 fit: str = "softmax", states: str = "behaviour", behaviour: str = "du",
+                 fit: str = "softmax", rollout_states: str = "behaviour",
+                 behaviour: str = "du",
                  pool_games: int = 20, pool_pieces: int = 50_000, height_mix: bool = True,
                  occupancy_games: int = 50, cmaes_sigma: float = 0.5,
                  cmaes_population: int | None = None, cmaes_iterations: int = 50,
@@ -114,7 +116,7 @@ class TetrisRollouts:
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
                 raise ValueError(f"{name} should be an int >= {low}, got {value!r}.")
         for name, word, choices in (("critic", critic, CRITICS), ("fit", fit, FITS),
-                                    ("states", states, STATES)):
+                                    ("rollout_states", rollout_states, STATES)):
             if word not in choices:
                 raise ValueError(f"{name} should be one of {', '.join(choices)}, got {word!r}.")
         if behaviour not in SHIPPED:
@@ -129,7 +131,8 @@ class TetrisRollouts:
         self.budget, self.m, self.critic, self.n_rollouts = int(budget), int(m), critic, \
             int(n_rollouts)
         self.features, self.critic_features, self.fit = features, critic_features, fit
-        self.states, self.behaviour, self.height_mix = states, behaviour, bool(height_mix)
+        self.rollout_states, self.behaviour = rollout_states, behaviour
+        self.height_mix = bool(height_mix)
         self.pool_games, self.pool_pieces = int(pool_games), int(pool_pieces)
         self.occupancy_games = int(occupancy_games)
         self.cmaes_sigma, self.cmaes_population = float(cmaes_sigma), cmaes_population
@@ -217,7 +220,7 @@ class TetrisRollouts:
     def _draw_states(self, rho: Rho, rng: np.random.Generator) -> States:
         if not isinstance(rho, (Nu, Occupancy)):
             raise TypeError(f"rho should be Nu() or Occupancy(policy) on Tetris, got {rho!r}.")
-        if self.states == "occupancy" and isinstance(rho, Occupancy):
+        if self.rollout_states == "occupancy" and isinstance(rho, Occupancy):
             visited, placed = visited_states(
                 to_program(rho.policy, self.width, self.features), games=self.occupancy_games,
                 max_pieces=self.pool_pieces, width=self.width, height=self.height,

@@ -1,0 +1,41 @@
+"""Tetris: the paper's schemes with DPI's and CBMPI's greedy step (docs/tetris_learning.md).
+
+The protocol of Scherrer et al. (JMLR 2015, 6.2) on the small board (10 x 10) and the
+standard one (10 x 20): the policy pi_w = argmax_a w . phi(s, a) on the 9 D-T features; CBMPI's
+step (``cbmpi``: one m = 5 rollout per state and placement from DU's height-mixed states, the
+critic on D-T + 5 height RBFs + a constant, the cost-sensitive fit by the softmax surrogate,
+warm-started), B = 8 M rollout placements per iteration on 10 x 10 (16 M on 10 x 20), gamma
+= 1. Each unit (``n_mdps``: the board has no random part, a unit is an independent replicate)
+runs every scheme once; the units' evaluation games are shared by its schemes (common pieces).
+
+The schemes: API (which is CBMPI with this operator), API(0.1), CPI(0.1), CPI+ with
+``alpha_min = 1/8`` (its own step is 0 where gamma = 1), PSDP, NSPI(2) and NSPI(5); the
+``dpi`` variant is API with DPI's step (no critic, m = 10). CPI itself stops at its first
+step where gamma = 1 and is left out, as the paper leaves it out of its section 5.
+"""
+
+from nsrl.experiments.sweep import Sweep
+
+SCHEMES = ("api", "api(0.1)", "cpi(0.1)", {"name": "cpi+", "options": {"alpha_min": 0.125}},
+           "psdp", "nspi(2)", "nspi(5)")
+CBMPI = {"name": "cbmpi", "options": {"budget": 8_000_000, "m": 5}}
+DPI = {"name": "dpi", "options": {"budget": 8_000_000, "m": 10}}
+
+SMALL = Sweep(name="tetris-small", domain="tetris", width=(10,), height=(10,), n_mdps=10,
+              n_runs=1, n_iterations=10, schemes=SCHEMES, operator=CBMPI, seed=2013,
+              estimate={"games": 200, "final_games": 200})
+SMALL_VARIANTS = {"cbmpi": {}, "dpi": {"operator": DPI, "schemes": ("api",)}}
+
+# The standard board: a policy near 20 M lines plays about 50 M pieces a game, so evaluation
+# dominates: 3 games after each iteration, 20 after the last.
+LARGE = Sweep(name="tetris-large", domain="tetris", width=(10,), height=(20,), n_mdps=3,
+              n_runs=1, n_iterations=8, schemes=("api", "nspi(5)", "psdp"),
+              operator={"name": "cbmpi", "options": {"budget": 16_000_000, "m": 5}}, seed=2013,
+              estimate={"games": 3, "final_games": 20})
+
+# The same protocol in seconds, on a 6 x 8 board (the tests and a first look).
+TINY = SMALL.replace(name="tetris-tiny", width=(6,), height=(8,), n_mdps=2, n_iterations=3,
+                     operator={"name": "cbmpi", "options": {
+                         "budget": 30_000, "m": 2, "pool_games": 4, "pool_pieces": 2_000,
+                         "value_games": 4}},
+                     estimate={"games": 6, "final_games": 10})

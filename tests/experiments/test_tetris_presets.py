@@ -1,0 +1,42 @@
+"""The Tetris presets: tetris-tiny takes tetris-small's path (every scheme with CBMPI's step,
+API with DPI's) in seconds, the same shards with one worker or two; the presets' protocol."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from nsrl.cli import main
+from nsrl.experiments import load_experiment
+
+
+def _shards(out: Path) -> pd.DataFrame:
+    keys = ["width", "height", "mdp", "scheme", "run", "iteration"]
+    return pd.read_parquet(out / "shards").sort_values(keys).reset_index(drop=True)
+
+
+def test_tetris_tiny_runs_every_scheme_and_dpi_the_same_on_two_workers(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert main(["reproduce", "--preset", "tetris-tiny", "--out", str(one), "--quiet",
+                 "--backend", "sequential"]) == 0
+    assert main(["reproduce", "--preset", "tetris-tiny", "--out", str(two), "--quiet",
+                 "--jobs", "2", "--no-plot"]) == 0
+    cbmpi = _shards(one / "cbmpi")
+    assert sorted(cbmpi.scheme.unique()) == ["API", "API(0.1)", "CPI(0.1)", "CPI+", "NSPI(2)",
+                                             "NSPI(5)", "PSDP"]
+    assert "loss" not in cbmpi.columns and np.isfinite(cbmpi.score).all()
+    assert set(cbmpi.games) == {6, 10} and (cbmpi.samples > 0).all()
+    assert set(_shards(one / "dpi").scheme) == {"API"}
+    for variant in ("cbmpi", "dpi"):
+        pd.testing.assert_frame_equal(_shards(one / variant), _shards(two / variant))
+    assert "lines" in (one / "cbmpi" / "summary.md").read_text()
+
+
+def test_the_presets_are_the_papers_protocol():
+    small = load_experiment("tetris-small").sweeps()
+    assert small["cbmpi"].operator.options["budget"] == 8_000_000
+    assert small["cbmpi"].n_iterations == 10 and small["cbmpi"].n_mdps >= 10
+    assert small["dpi"].operator.name == "dpi" and small["dpi"].scheme_names == ("API",)
+    large = load_experiment("tetris-large").sweeps()[""]
+    assert large.operator.options["budget"] == 16_000_000 and large.n_iterations >= 6
+    assert large.n_mdps >= 3 and large.estimate.final_games >= 20
