@@ -53,3 +53,15 @@ def test_the_rollout_budget_study_runs_its_path_at_a_small_size(monkeypatch, cap
     run_script(monkeypatch, "study_grid_rollout_budget.py", "--table", "--out", str(out))
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| softmax")]
     assert len(rows) == 8 and "8,000" in rows[-1]
+
+
+def test_the_tetris_fits_benchmark_runs_its_four_fits_at_a_small_size(monkeypatch, capsys,
+                                                                       tmp_path):
+    out = tmp_path / "csc.txt"
+    run_script(monkeypatch, "bench_tetris_csc.py", "--budget", "20000", "--iterations", "2",
+               "--generations", "2", "--games", "4", "--out", str(out))
+    rows = [r for r in out.read_text().splitlines() if r.startswith("| 1 ") or
+            r.startswith("| 2 ")]
+    assert [r.split("|")[3].strip() for r in rows] == [
+        "softmax, cold", "softmax, warm", "CMA-ES, cold", "CMA-ES, warm"] * 2
+    capsys.readouterr()
