@@ -55,7 +55,10 @@ myst_enable_extensions = ["dollarmath", "colon_fence"]
 # autosummary are named: autosummary looks for its directive only in the files it is given.
 autosummary_generate = sorted(str(p.relative_to(DOCS)) for p in (DOCS / "api").glob("*.md"))
 autosummary_imported_members = False
-autodoc_default_options = {"members": True, "show-inheritance": True}
+# The registry entries' nbytes and constraint fields default to plain functions, which autodoc
+# would list as methods beside their entry under Attributes: documented there only.
+autodoc_default_options = {"members": True, "show-inheritance": True,
+                           "exclude-members": "nbytes, constraint"}
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_preserve_defaults = True
