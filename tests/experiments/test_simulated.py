@@ -9,6 +9,7 @@ model, scored by the steps its games take (lower is better), with the plugin ope
 import dataclasses
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,8 @@ def plugin_path(monkeypatch):
     monkeypatch.syspath_prepend(str(PLUGIN_DIR))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         [str(PLUGIN_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    # an earlier test may have imported the plugin directly: loading it must register again
+    monkeypatch.delitem(sys.modules, "nsrl_demo_plugin", raising=False)
     get_reusable_executor().shutdown(wait=True)  # fresh workers see the PYTHONPATH
 
 
@@ -59,7 +62,6 @@ def demo(plugin_path):
     """The example plugin, imported afresh: its names registered in this test (the registries
     are restored after each test, conftest.py)."""
     import importlib
-    import sys
 
     sys.modules.pop("nsrl_demo_plugin", None)
     yield importlib.import_module("nsrl_demo_plugin")
