@@ -30,6 +30,23 @@ def test_tetris_tiny_runs_every_scheme_and_dpi_the_same_on_two_workers(tmp_path)
     for variant in ("cbmpi", "dpi"):
         pd.testing.assert_frame_equal(_shards(one / variant), _shards(two / variant))
     assert "lines" in (one / "cbmpi" / "summary.md").read_text()
+    final = pd.read_csv(one / "tetris_final.csv")  # the experiment's analysis, both variants
+    assert set(final.variant) == {"cbmpi", "dpi"} and (one / "tetris_curves.png").exists()
+    assert "Holm over all 21 pairs" in (one / "tetris.md").read_text()
+
+
+def test_the_comparisons_call_the_scheme_of_more_lines_better():
+    from nsrl.experiments.tetris.analysis import comparisons
+
+    index = pd.MultiIndex.from_product([[0], range(8)], names=["n_states", "mdp"])
+    lines = np.arange(8.0)
+    table = pd.DataFrame({"A": 1000 + 10 * lines, "B": 900 + 10 * lines + lines % 2,
+                          "C": 1000 + 10 * lines + np.array([1, -1, 2, -2, 3, -3, 1, -1])},
+                         index=index)
+    c = comparisons({"v": table}).set_index(["a", "b"])
+    assert c.loc[("A", "B"), "better"] == "A" and c.loc[("A", "B"), "diff"] > 0
+    assert c.loc[("A", "C"), "better"] == ""  # differences of both signs, mean 0
+    assert c.loc[("A", "B"), "p_holm"] >= c.loc[("A", "B"), "p_t"]
 
 
 def test_the_presets_are_the_papers_protocol():

@@ -8,14 +8,16 @@ intervals, tests between schemes) :mod:`nsrl.experiments.tetris.analysis`.
 """
 
 from nsrl.experiments.experiment import Experiment
+from nsrl.experiments.tetris.analysis import analyse
 from nsrl.experiments.tetris.sweep import LARGE, SMALL, SMALL_VARIANTS, TINY
 
 EXPERIMENT = Experiment("tetris-small", SMALL, SMALL_VARIANTS,
-                        "Scherrer's schemes on Tetris 10 x 10 with CBMPI's and DPI's step")
+                        "Scherrer's schemes on Tetris 10 x 10 with CBMPI's and DPI's step",
+                        analyse)
 LARGE_EXPERIMENT = Experiment("tetris-large", LARGE, {},
-                              "Scherrer's schemes on Tetris 10 x 20 with CBMPI's step")
+                              "Scherrer's schemes on Tetris 10 x 20 with CBMPI's step", analyse)
 TINY_EXPERIMENT = Experiment("tetris-tiny", TINY, {"cbmpi": {}, "dpi": {
     "operator": {"name": "dpi", "options": {**TINY.operator.options, "m": 3}},
-    "schemes": ("api",)}}, "tetris-small's path in seconds (6 x 8 board)")
+    "schemes": ("api",)}}, "tetris-small's path in seconds (6 x 8 board)", analyse)
 
 __all__ = ["EXPERIMENT", "LARGE_EXPERIMENT", "TINY_EXPERIMENT"]

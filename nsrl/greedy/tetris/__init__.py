@@ -13,7 +13,8 @@ docs/tetris.md has the protocol and the published figures it is measured against
 """
 
 from nsrl.greedy.tetris.operator import TetrisRollouts
-from nsrl.greedy.tetris.policies import TetrisPolicy, to_program
+from nsrl.greedy.tetris.policies import TetrisPolicy, controller_of, tetris_policy, to_program
 from nsrl.greedy.tetris.quality import TetrisScore
 
-__all__ = ["TetrisPolicy", "TetrisRollouts", "TetrisScore", "to_program"]
+__all__ = ["TetrisPolicy", "TetrisRollouts", "TetrisScore", "controller_of", "tetris_policy",
+           "to_program"]
