@@ -10,6 +10,8 @@ toolkit step and after it, interleaved; then bench_sweep's pair, rerun alone and
 interleaved); bench_before_after.txt, bench_before_after_suite.txt and
 bench_exact_peers_rev.txt (``bench_before_after.py`` and ``bench_exact_peers.py --rev``: main
 before architecture round 3, the operators at full speed and reliability round 5, and after).
+The continuous Mountain Car study's table (study_mountain_car_continuous.txt) and the
+optimum on its starts (check_mountain_car_optimum.txt), in docs/guide/simulators.md.
 """
 
 from __future__ import annotations
@@ -112,6 +114,60 @@ MCAR = R + "study_mountain_car_continuous.txt"
 def mcar_table(root: Path) -> str:
     """The continuous Mountain Car study's table and notes, as printed."""
     return _quoted(root, MCAR)
+
+
+MCAR_OPT = R + "check_mountain_car_optimum.txt"
+_OPT_LINE = r"^Optimum .*: between ([\d.]+) and ([\d.]+) steps; exact on (\d+ of \d+) starts"
+
+
+def _mcar_bounds(root: Path) -> tuple[float, float]:
+    m = search(root, MCAR_OPT, _OPT_LINE)
+    return float(m[1]), float(m[2])
+
+
+def _mcar_best(root: Path) -> float:
+    return float(search(root, MCAR_OPT, r"^  API = CBMPI \(3x3, best scheme\)\s+([\d.]+)")[1])
+
+
+def _mcar_spread(root: Path) -> str:
+    pattern = r"^Per-start minimum .* = (\d+) / \d+ / \d+ / (\d+) / \d+ / \d+ / (\d+)$"
+    low, median, high = search(root, MCAR_OPT, pattern).groups()
+    return f"median {median}, from {low} to {high}"
+
+
+def _mcar_best_gap(root: Path) -> str:
+    """The best scheme's mean minus the optimum's, for the optimum's two bounds."""
+    (low, high), best = _mcar_bounds(root), _mcar_best(root)
+    return f"{best - high:.1f} to {best - low:.1f}"
+
+
+def _mcar_settled(root: Path) -> str:
+    """The coarsest grid of the upper bound's table from which its mean no longer changes."""
+    text = search(root, MCAR_OPT, r"^\s+n\s+mean .*\n((?:\s+\d+\s+[\d.]+ .*\n)+)")[1]
+    rows = [line.split()[:2] for line in text.splitlines()]
+    settled = rows[-1][0]
+    for n, mean in reversed(rows):
+        if mean != rows[-1][1]:
+            break
+        settled = n
+    return settled
+
+
+_MCAR_OPT_VALUES = {  # name -> renderer of a value of check_mountain_car_optimum.txt
+    "lower": lambda root: f"{_mcar_bounds(root)[0]:.2f}",
+    "upper": lambda root: f"{_mcar_bounds(root)[1]:.2f}",
+    "exact": lambda root: search(root, MCAR_OPT, _OPT_LINE)[3],
+    "spread": _mcar_spread,
+    "under-50": lambda root: search(root, MCAR_OPT, r"a minimum <= 50: (\d+ of \d+)")[1],
+    "bang-bang": lambda root: search(root, MCAR_OPT, r"^  bang-bang .*?\s([\d.]+)  \(")[1],
+    "best": lambda root: f"{_mcar_best(root):.1f}",
+    "best-gap": _mcar_best_gap,
+    "settled": _mcar_settled,
+}
+
+
+for _name, _fn in _MCAR_OPT_VALUES.items():
+    block(f"simulators-mcar-optimum.{_name}", sources=[MCAR_OPT])(_fn)
 
 
 PROFILE = R + "profile_bigger_grid-lstdq_100000.txt"
