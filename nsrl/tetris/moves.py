@@ -9,6 +9,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from nsrl.tetris import dt
 from nsrl.tetris.bits import bit_length, trailing_zeros
 from nsrl.tetris.kernels import _COLUMN_BITS, RULE_CLEAR_FIRST, layout, prepare
 from nsrl.tetris.pieces import BOTTOM, HEIGHT, ROW_BITS, WIDTH
@@ -85,7 +86,36 @@ def play(ws: np.ndarray, rng: np.ndarray, piece: np.ndarray, lines: np.ndarray,
          pieces: np.ndarray, over: np.ndarray, budget: int, width: int, height: int, rule: int,
          need: int, index: np.ndarray, weights: np.ndarray,
          n_phi: int) -> None:  # pragma: no cover - compiled
-    """Advance every game not over by up to ``budget`` pieces (all arrays indexed by game)."""
+    """Advance every game not over by up to ``budget`` pieces (all arrays indexed by game).
+
+    The D-T features in their order are played by :mod:`nsrl.tetris.dt` (the same choices,
+    found with less work); any other feature set by :func:`nsrl.tetris.scan.scan`.
+    """
+    if dt.is_dt(index):
+        fs = np.zeros(dt.fast_layout(width, height)[-1], dtype=np.int64)
+        ub, keep = np.empty(4 * width), np.empty(4 * width + 1, dtype=np.int64)
+        for g in range(ws.shape[0]):
+            w, s = ws[g], rng[g]
+            if not over[g]:
+                dt.fast_prepare(w, fs, width, height)
+            for _ in range(budget):
+                if over[g]:
+                    break
+                p = piece[g]
+                a = dt.choose(w, fs, p, width, height, rule, weights, ub, keep)
+                got, ended = 0, False
+                if not dt.advance(w, fs, p, a, width, height, rule):
+                    got, ended = apply_move(w, p, a // width, a % width, width, height, rule)
+                    if not ended:
+                        dt.fast_prepare(w, fs, width, height)
+                pieces[g] += 1
+                lines[g] += got
+                if ended:
+                    over[g] = True
+                    piece[g] = -1
+                else:
+                    piece[g] = next_piece(s)
+        return
     phi, scores, none_phi, none_ends, none_lines = _scratch(n_phi)
     for g in range(ws.shape[0]):
         w, s = ws[g], rng[g]
@@ -129,19 +159,31 @@ def rollouts(boards: np.ndarray, pieces: np.ndarray, first: np.ndarray, seeds: n
     phi, scores, none_phi, none_ends, none_lines = _scratch(n_phi)
     ws = np.zeros(size, dtype=np.int64)
     s = np.empty(4, dtype=np.uint64)
+    fast = dt.is_dt(index)  # the D-T features: nsrl.tetris.dt's choices (the same ones)
+    fs = np.zeros(dt.fast_layout(width, height)[-1], dtype=np.int64)
+    ub, keep = np.empty(4 * width), np.empty(4 * width + 1, dtype=np.int64)
     for i in range(boards.shape[0]):
         load(ws, boards[i], width, height)
         seed_stream(seeds[i], 0, s)
         p, a = pieces[i], first[i]
         total = made = 0
         over = False
+        if fast:
+            dt.fast_prepare(ws, fs, width, height)
         while True:
             if a < 0:
-                prepare(ws, width, height, need)
-                a = scan(ws, p, width, height, rule, need, index, weights, phi, scores, CHOOSE,
-                     none_phi,
-                         none_ends, none_lines)
-            got, over = apply_move(ws, p, a // width, a % width, width, height, rule)
+                if fast:
+                    a = dt.choose(ws, fs, p, width, height, rule, weights, ub, keep)
+                else:
+                    prepare(ws, width, height, need)
+                    a = scan(ws, p, width, height, rule, need, index, weights, phi, scores,
+                             CHOOSE, none_phi, none_ends, none_lines)
+            if fast and dt.advance(ws, fs, p, a, width, height, rule):
+                got, over = 0, False
+            else:
+                got, over = apply_move(ws, p, a // width, a % width, width, height, rule)
+                if fast and not over:
+                    dt.fast_prepare(ws, fs, width, height)
             made += 1
             total += got
             if over:
