@@ -1,6 +1,7 @@
 """The Tetris presets: tetris-tiny takes tetris-small's path (every scheme with CBMPI's step,
 API with DPI's) in seconds, the same shards with one worker or two; the presets' protocol."""
 
+import runpy
 from pathlib import Path
 
 import numpy as np
@@ -8,6 +9,9 @@ import pandas as pd
 
 from nsrl.cli import main
 from nsrl.experiments import load_experiment
+from nsrl.tetris import load_controller
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _shards(out: Path) -> pd.DataFrame:
@@ -15,7 +19,8 @@ def _shards(out: Path) -> pd.DataFrame:
     return pd.read_parquet(out / "shards").sort_values(keys).reset_index(drop=True)
 
 
-def test_tetris_tiny_runs_every_scheme_and_dpi_the_same_on_two_workers(tmp_path):
+def test_tetris_tiny_runs_every_scheme_and_dpi_the_same_on_two_workers(tmp_path,
+                                                                       monkeypatch):
     one, two = tmp_path / "one", tmp_path / "two"
     assert main(["reproduce", "--preset", "tetris-tiny", "--out", str(one), "--quiet",
                  "--backend", "sequential"]) == 0
@@ -33,6 +38,16 @@ def test_tetris_tiny_runs_every_scheme_and_dpi_the_same_on_two_workers(tmp_path)
     final = pd.read_csv(one / "tetris_final.csv")  # the experiment's analysis, both variants
     assert set(final.variant) == {"cbmpi", "dpi"} and (one / "tetris_curves.png").exists()
     assert "Holm over all 21 pairs" in (one / "tetris.md").read_text()
+    # benchmarks/tetris_best.py rebuilds a run's controller from the sweep's seeds: it scores
+    # on the shard's games what the shard recorded (the script raises otherwise).
+    script = runpy.run_path(str(ROOT / "benchmarks" / "tetris_best.py"))
+    best = tmp_path / "best.json"
+    monkeypatch.setattr("sys.argv", ["tetris_best.py", "--results", str(one), "--preset",
+                                     "tetris-tiny", "--candidates", "2", "--games", "4",
+                                     "--out", str(tmp_path / "best.txt"), "--save", str(best)])
+    script["main"]()
+    assert load_controller(best).features == "dellacherie-thiery"
+    assert (tmp_path / "best.txt").read_text().count("| candidate") == 2
 
 
 def test_the_comparisons_call_the_scheme_of_more_lines_better():
