@@ -35,8 +35,8 @@ from nsrl.tetris.engine import features_of_placements, rollouts
 from nsrl.tetris.kernels import GAME_OVER_SCORE, TIE_MARGIN
 from nsrl.tetris.state import States
 
-__all__ = ["CSCProblem", "Fit", "fit_cmaes", "fit_softmax", "rollout_problem", "rollout_states",
-           "surrogate"]
+__all__ = ["CMAESFit", "CSCProblem", "Fit", "SoftmaxFit", "fit_cmaes", "fit_softmax",
+           "rollout_problem", "rollout_states", "surrogate"]
 
 
 @dataclass(frozen=True)
@@ -250,3 +250,98 @@ def fit_softmax(problem: CSCProblem, x0: np.ndarray, *, temperature: float = 1.0
                    options={"maxiter": max_iterations})
     w = np.asarray(res.x)
     return Fit(w, problem.loss(w), time.process_time() - start, int(res.nfev))
+
+
+class CMAESFit:
+    """The cost-sensitive fit by CMA-ES, as an estimator (``__init__`` only stores).
+
+    What the DPI/CBMPI operator takes as ``fit=`` (``nsrl.greedy.tetris.TetrisRollouts``);
+    ``fit(problem, x0, rng)`` runs :func:`fit_cmaes` and sets ``weights_``, ``loss_`` and
+    ``result_`` (the :class:`Fit`).
+
+    Args:
+        population: candidates per generation (None: 15 x #features, the papers').
+        sigma: the initial step size.
+        iterations: generations.
+        seed: CMA-ES's seed; None: drawn from the ``rng`` given to ``fit`` (the run's), so a
+            run is a function of its Generator.
+
+    Examples:
+        >>> CMAESFit(iterations=10).get_params()
+        {'population': None, 'sigma': 0.5, 'iterations': 10, 'seed': None}
+    """
+
+    def __init__(self, population: int | None = None, sigma: float = 0.5,
+                 iterations: int = 50, seed: int | None = None) -> None:
+        self.population, self.sigma, self.iterations, self.seed = (population, sigma,
+                                                                   iterations, seed)
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The options, scikit-learn's way."""
+        return {"population": self.population, "sigma": self.sigma,
+                "iterations": self.iterations, "seed": self.seed}
+
+    def set_params(self, **params: object) -> CMAESFit:
+        """Set options, scikit-learn's way (unknown ones refused)."""
+        _set(self, params)
+        return self
+
+    def fit(self, problem: CSCProblem, x0: np.ndarray,
+            rng: np.random.Generator | None = None) -> CMAESFit:
+        """Minimise L from ``x0`` (seeded by ``seed``, else by ``rng``)."""
+        if self.seed is not None:
+            seed = int(self.seed)
+        elif rng is not None:
+            seed = int(rng.integers(2**31 - 1))
+        else:
+            raise ValueError("CMAESFit needs seed= or an rng to fit with (the run's).")
+        self.result_ = fit_cmaes(problem, x0, sigma0=self.sigma, population=self.population,
+                                 iterations=self.iterations, seed=seed)
+        self.weights_, self.loss_ = self.result_.weights, self.result_.loss
+        return self
+
+
+class SoftmaxFit:
+    """The softmax surrogate's fit (:func:`fit_softmax`), as an estimator.
+
+    Args:
+        temperature: the softmax's temperature.
+        ridge: the weights' ridge.
+        max_iterations: L-BFGS's iterations.
+
+    Examples:
+        >>> SoftmaxFit().get_params()["temperature"]
+        1.0
+    """
+
+    def __init__(self, temperature: float = 1.0, ridge: float = 1e-6,
+                 max_iterations: int = 200) -> None:
+        self.temperature, self.ridge, self.max_iterations = temperature, ridge, max_iterations
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The options, scikit-learn's way."""
+        return {"temperature": self.temperature, "ridge": self.ridge,
+                "max_iterations": self.max_iterations}
+
+    def set_params(self, **params: object) -> SoftmaxFit:
+        """Set options, scikit-learn's way (unknown ones refused)."""
+        _set(self, params)
+        return self
+
+    def fit(self, problem: CSCProblem, x0: np.ndarray,
+            rng: np.random.Generator | None = None) -> SoftmaxFit:
+        """Minimise the surrogate from ``x0`` (deterministic: ``rng`` is not read)."""
+        self.result_ = fit_softmax(problem, x0, temperature=self.temperature, ridge=self.ridge,
+                                   max_iterations=self.max_iterations)
+        self.weights_, self.loss_ = self.result_.weights, self.result_.loss
+        return self
+
+
+def _set(estimator: object, params: dict) -> None:
+    known = estimator.get_params()  # type: ignore[attr-defined]
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ValueError(f"{type(estimator).__name__} got unknown option(s) {unknown}; it "
+                         f"takes {', '.join(known)}.")
+    for key, value in params.items():
+        setattr(estimator, key, value)

@@ -84,3 +84,28 @@ def test_both_fits_start_from_x0_end_no_higher_and_repeat(problem):
     assert np.array_equal(soft.weights, fit_softmax(problem, x0).weights)
     f = surrogate(problem)  # L-BFGS descends the surrogate (not L, which it only stands for)
     assert f(soft.weights)[0] < f(x0)[0]
+
+
+def test_the_fits_are_estimators_the_operator_takes():
+    """CMAESFit and SoftmaxFit store their options, refuse unknown ones, and a fixed seed
+    repeats a fit; TetrisRollouts takes one as fit= and gives what the name gives."""
+    import gymnasium as gym
+
+    import nsrl
+    from nsrl.greedy.tetris import TetrisRollouts
+    from nsrl.tetris.learn import CMAESFit, SoftmaxFit
+
+    est = CMAESFit(population=12, iterations=3, seed=5)
+    assert est.set_params(sigma=0.3).get_params() == {"population": 12, "sigma": 0.3,
+                                                        "iterations": 3, "seed": 5}
+    with pytest.raises(ValueError, match="unknown option"):
+        SoftmaxFit().set_params(temp=2)
+    env = gym.make("Tetris-v0", width=6, height=8)
+    small = {"budget": 20_000, "pool_games": 3, "pool_pieces": 500}
+    runs = [nsrl.run("api", TetrisRollouts(env, fit=fit, **small), 2,
+                     rng=np.random.default_rng(0)).output.weights.tolist()
+            for fit in ("softmax", SoftmaxFit(), CMAESFit(iterations=3, seed=5),
+                        CMAESFit(iterations=3, seed=5))]
+    assert runs[0] == runs[1] and runs[2] == runs[3]
+    with pytest.raises(ValueError, match="fit should be one of"):
+        TetrisRollouts(env, fit="adam")

@@ -49,7 +49,7 @@ from nsrl.policies import AnyPolicy
 from nsrl.tetris.controllers import SHIPPED
 from nsrl.tetris.engine import features_of_placements
 from nsrl.tetris.features import feature_names
-from nsrl.tetris.learn import CSCProblem, Fit, fit_cmaes, fit_softmax
+from nsrl.tetris.learn import CMAESFit, CSCProblem, Fit, SoftmaxFit
 from nsrl.tetris.programs import Program, component_actions, program_games, program_rollouts
 from nsrl.tetris.state import States
 
@@ -84,7 +84,10 @@ class TetrisRollouts:
         n_rollouts: M, rollouts per state and placement.
         features: the policy's feature set (the papers' D-T).
         critic_features: the critic's feature set.
-        fit: ``"softmax"`` or ``"cmaes"``.
+        fit: ``"softmax"`` or ``"cmaes"`` (the ``cmaes_*`` options), or an estimator of
+            :mod:`nsrl.tetris.learn` (``SoftmaxFit(...)``, ``CMAESFit(population=,
+            sigma=, iterations=, seed=)``) or anything with ``fit(problem, x0, rng)`` setting
+            ``result_``.
         rollout_states: ``"behaviour"`` (every call draws from the behaviour pool) or
             ``"occupancy"`` (rho = d_{pi,nu} draws from pi's own games).
         behaviour: the shipped controller whose games make the pool (``"du"``).
@@ -101,7 +104,7 @@ class TetrisRollouts:
     def __init__(self, env: Any, *, budget: int = 8_000_000, m: int = 5,
                  critic: str = "linear", n_rollouts: int = 1,
                  features: str = "dellacherie-thiery", critic_features: str = CRITIC_FEATURES,
-                 fit: str = "softmax", rollout_states: str = "behaviour",
+                 fit: str | Any = "softmax", rollout_states: str = "behaviour",
                  behaviour: str = "du",
                  pool_games: int = 20, pool_pieces: int = 50_000, height_mix: bool = True,
                  occupancy_games: int = 50, cmaes_sigma: float = 0.5,
@@ -115,10 +118,14 @@ class TetrisRollouts:
                                  ("value_games", value_games, 1)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
                 raise ValueError(f"{name} should be an int >= {low}, got {value!r}.")
-        for name, word, choices in (("critic", critic, CRITICS), ("fit", fit, FITS),
+        for name, word, choices in (("critic", critic, CRITICS),
                                     ("rollout_states", rollout_states, STATES)):
             if word not in choices:
                 raise ValueError(f"{name} should be one of {', '.join(choices)}, got {word!r}.")
+        if isinstance(fit, str) and fit not in FITS or not isinstance(fit, str) and not (
+                hasattr(fit, "fit") and hasattr(fit, "get_params")):
+            raise ValueError(f"fit should be one of {', '.join(FITS)} or an estimator such as "
+                             f"nsrl.tetris.learn.CMAESFit(...), got {fit!r}.")
         if behaviour not in SHIPPED:
             raise ValueError(f"behaviour should be a shipped controller "
                              f"({', '.join(sorted(SHIPPED))}), got {behaviour!r}.")
@@ -210,11 +217,11 @@ class TetrisRollouts:
     def _fit(self, problem: CSCProblem, rng: np.random.Generator) -> Fit:
         x0 = self._weights if self.warm_start and self._weights is not None else np.zeros(
             len(self.names))
-        if self.fit == "cmaes":
-            return fit_cmaes(problem, x0, sigma0=self.cmaes_sigma,
-                             population=self.cmaes_population, iterations=self.cmaes_iterations,
-                             seed=int(rng.integers(2**31 - 1)))
-        return fit_softmax(problem, x0)
+        estimator = self.fit
+        if isinstance(estimator, str):
+            estimator = CMAESFit(self.cmaes_population, self.cmaes_sigma,
+                                 self.cmaes_iterations) if estimator == "cmaes" else SoftmaxFit()
+        return estimator.fit(problem, x0, rng).result_
 
     # --- states ------------------------------------------------------------------------------
     def _draw_states(self, rho: Rho, rng: np.random.Generator) -> States:
