@@ -149,6 +149,13 @@ def fast_layout(width: int, height: int) -> tuple:  # pragma: no cover - compile
 
 
 @numba.njit(cache=True)
+def scratch(width: int, height: int) -> tuple:  # pragma: no cover - compiled
+    """The arrays :func:`choose` and :func:`advance` work in: fast state, bounds, kept ones."""
+    return (np.zeros(fast_layout(width, height)[-1], dtype=np.int64), np.empty(8 * width),
+            np.empty(4 * width + 1, dtype=np.int64))
+
+
+@numba.njit(cache=True)
 def fast_prepare(ws: np.ndarray, fs: np.ndarray, width: int,
                  height: int) -> None:  # pragma: no cover - compiled
     """The fast state of the board in ``ws`` (rows, columns, heights)."""
@@ -238,7 +245,7 @@ def choose(ws: np.ndarray, fs: np.ndarray, p: int, width: int, height: int, rule
            w: np.ndarray, ub: np.ndarray, keep: np.ndarray) -> int:  # pragma: no cover
     """The D-T controller's placement ``o * width + c`` of piece p (weights ``w``).
 
-    ``fs``: the board's fast state (:func:`fast_prepare`); ``ub`` (4 * width floats) and
+    ``fs``: the board's fast state (:func:`fast_prepare`); ``ub`` (8 * width floats) and
     ``keep`` (4 * width + 1 ints): scratch. The arrays are only indexed here (passing them
     to an inlined helper would add numba's reference counting to the loops).
     """
@@ -258,22 +265,26 @@ def choose(ws: np.ndarray, fs: np.ndarray, p: int, width: int, height: int, rule
                                        + abs(w5) + abs(w6) + abs(w7) + abs(w8)) + 1e-28
     big_wells = (width + 6) * (height + 4) * (height + 5) // 2
     # Pass 1's bound, for a placement removing no line: the landing height, row transitions
-    # and holes exact; column transitions at least s_colt (+2 with a new hole) or at most
+    # and holes exact; column transitions at least s_colt (+2 with a new hole: g3) or at most
     # s_colt + 8; wells at least those of the columns the piece leaves alone (or at most
-    # those + big_wells); hole depth within s_depth .. s_depth + 4; rows with holes within
-    # pc_hr .. pc_hr + the new holes; diversity within 0 .. 5.
+    # those + big_wells); hole depth within s_depth (+1 with a new hole) .. s_depth + 4;
+    # rows with holes within pc_hr (+1 with a new hole on a board without one) .. pc_hr +
+    # the new holes; diversity within 0 .. 5.
     const = (float(s_depth + (0 if w6 <= 0 else 4)) * w6
              + float(min(5, width - 1) if w8 > 0 else 0) * w8
              + float(s_rowt) * w2 + float(s_holes) * w4 + float(pc_hr) * w7
              + float(s_wells + (big_wells if w5 > 0 else 0)) * w5
              + float(s_colt + (0 if w3 <= 0 else 8)) * w3)
-    g3 = 2.0 * w3 if w3 <= 0 else 0.0
+    g3 = ((2.0 * w3 if w3 <= 0 else 0.0) + (w6 if w6 <= 0 else 0.0)
+          + (w7 if w7 <= 0 and s_hr == 0 else 0.0))
     g4 = w4 + (w7 if w7 > 0 else 0.0)
     narrow = width <= 14
     inf = np.inf
     n_o = N_ORIENTATIONS[p]
-    # Pass 1: every placement's bound; the highest, of a placement inside the board.
-    top_u, top_k = -inf, -1
+    # Pass 1: every placement's bound (infinite for one that removes lines or sticks out of
+    # the top: bounded in pass 2); the highest.
+    top_u = -inf
+    m2 = -2.0 * w2
     for o in range(n_o):
         po = p * 4 + o
         box = po * 4
@@ -282,8 +293,7 @@ def choose(ws: np.ndarray, fs: np.ndarray, p: int, width: int, height: int, rule
                                   _OFF[_U(box + 3)])
         bo0, bo1, bo2, bo3 = _BO[_U(box)], _BO[_U(box + 1)], _BO[_U(box + 2)], _BO[_U(box + 3)]
         sb = _SB[_U(po)]
-        base = (const + _LAND[_U(po)] * w0 + float(2 * ph) * w2 + float(sb) * g4
-                + (0.0 if w3 <= 0 else 0.0))
+        base = const + _LAND[_U(po)] * w0 + float(2 * ph) * w2 + float(sb) * g4
         for c in range(width - pw + 1):
             h = hh + 1 + c
             d = max(max(max(fs[_U(h + off0)] - bo0, fs[_U(h + off1)] - bo1),
@@ -296,17 +306,23 @@ def choose(ws: np.ndarray, fs: np.ndarray, p: int, width: int, height: int, rule
                     rc += popcount(fs[_U(wr + d + i)] & (_M[_U(box + i)] << c))
             hd = pw * d - (fs[_U(hp + c + pw)] - fs[_U(hp + c)])  # the new holes, less sb
             old_w = fs[_U(wa + c + pw + 2)] - fs[_U(wa + c)]
-            u = (base + float(d) * w0 + float(rc) * (-2.0 * w2) + float(hd) * g4
-                 + float(min(hd + sb, 1)) * g3 - float(old_w) * w5)
+            u = (((base + float(d) * w0) + (float(rc) * m2 + float(hd) * g4))
+                 + (float(min(hd + sb, 1)) * g3 - float(old_w) * w5))
             over = d + ph > height
             special = (_zero_bytes(fs[_U(qr + d)] ^ cells) != 0) | over
-            better = (u > top_u) & ~over
-            top_u = u if better else top_u
-            top_k = (o << 6 | c) if better else top_k
-            # A placement that removes lines: its bound in pass 2 (infinite here); one that
-            # sticks out of the top: never the choice under RULE_END (GAME_OVER_SCORE).
-            ub[_U(o * width + c)] = ((-inf if rule == RULE_END else inf) if over
-                                     else (inf if special else u))
+            ub[_U(o * width + c)] = inf if special else u
+            u = -inf if over else u
+            ub[_U(4 * width + o * width + c)] = u  # where the first placement goes
+            top_u = max(top_u, u)
+    top_k = -1
+    if top_u > -inf:
+        for o in range(n_o):
+            for c in range(width - _PW[_U(p * 4 + o)] + 1):
+                if ub[_U(4 * width + o * width + c)] == top_u:
+                    top_k = o << 6 | c
+                    break
+            if top_k >= 0:
+                break
     # Pass 2: the highest bound's placement exactly, then, in order, those whose bound
     # reaches the best exact score found (``keep``: o << 6 | c). If the scores are too close
     # to tell the first best apart (see the module's docstring), a second attempt scores
@@ -361,6 +377,26 @@ def choose(ws: np.ndarray, fs: np.ndarray, p: int, width: int, height: int, rule
                         | ((zeros >> 28) & 8))
                 if full >> ph != 0:  # a row of the board full already: not a game's state
                     done = rebuild = True
+                elif full != 0:
+                    # Lines go: pass 1's bound, plus the eroded cells and 2 row transitions a
+                    # line; from a board with a hole (under the piece too), looser: column
+                    # transitions and hole depth drop by at most the lines in each holed
+                    # column, the holes and the rows with holes may drop to 0.
+                    lines = popcount(zeros)
+                    eroded = ((((_CP[_U(po)] & ((zeros >> 7) * 0xFF)) * 0x01010101) >> 24)
+                              & 0xFF)
+                    bound = (ub[_U(4 * width + a)] + float(lines * eroded) * w1
+                             + float(2 * lines) * w2)
+                    hd = pw * d + _SB[_U(po)] - (fs[_U(hp + c + pw)] - fs[_U(hp + c)])
+                    holed = hole_cols != 0 or hd != 0
+                    if holed:
+                        many = popcount(hole_cols) + pw
+                        bound += (float(-2 * lines * many) * (w3 if w3 <= 0 else 0.0)
+                                  + float(-lines * many) * (w6 if w6 <= 0 else 0.0)
+                                  - float(s_holes + hd) * (w4 if w4 <= 0 else 0.0)
+                                  - float(pc_hr) * (w7 if w7 <= 0 else 0.0))
+                    if not (holed and w5 > 0) and bound + err < floor:
+                        done = True  # score -inf: below the best
             if not done:
                 if narrow:
                     rc = popcount(fs[_U(pr + d)] & (_MP[_U(po)] << c))

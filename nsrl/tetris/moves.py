@@ -92,8 +92,7 @@ def play(ws: np.ndarray, rng: np.ndarray, piece: np.ndarray, lines: np.ndarray,
     found with less work); any other feature set by :func:`nsrl.tetris.scan.scan`.
     """
     if dt.is_dt(index):
-        fs = np.zeros(dt.fast_layout(width, height)[-1], dtype=np.int64)
-        ub, keep = np.empty(4 * width), np.empty(4 * width + 1, dtype=np.int64)
+        fs, ub, keep = dt.scratch(width, height)
         for g in range(ws.shape[0]):
             w, s = ws[g], rng[g]
             if not over[g]:
@@ -160,8 +159,7 @@ def rollouts(boards: np.ndarray, pieces: np.ndarray, first: np.ndarray, seeds: n
     ws = np.zeros(size, dtype=np.int64)
     s = np.empty(4, dtype=np.uint64)
     fast = dt.is_dt(index)  # the D-T features: nsrl.tetris.dt's choices (the same ones)
-    fs = np.zeros(dt.fast_layout(width, height)[-1], dtype=np.int64)
-    ub, keep = np.empty(4 * width), np.empty(4 * width + 1, dtype=np.int64)
+    fs, ub, keep = dt.scratch(width, height)
     for i in range(boards.shape[0]):
         load(ws, boards[i], width, height)
         seed_stream(seeds[i], 0, s)

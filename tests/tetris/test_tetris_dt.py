@@ -43,8 +43,7 @@ def _choices(boards, ps, width, height, rule, need, index, weights, n_phi, size)
     """(generic scan's choice, dt.choose's choice) on each board and piece."""
     phi, scores, none_phi, none_ends, none_lines = moves._scratch(n_phi)
     ws = np.zeros(size, dtype=np.int64)
-    fs = np.zeros(dtk.fast_layout(width, height)[-1], dtype=np.int64)
-    ub, keep = np.empty(4 * width), np.empty(4 * width + 1, dtype=np.int64)
+    fs, ub, keep = dtk.scratch(width, height)
     out = np.zeros((boards.shape[0], 2), dtype=np.int64)
     for i in range(boards.shape[0]):
         moves.load(ws, boards[i], width, height)
@@ -199,9 +198,8 @@ def _incremental_mismatches(width, height, rule, weights, n, seed):
     """Play n pieces with dt.advance; count fast-state entries unlike a fresh fast_prepare."""
     size = kernels.layout(width, height)[-1]
     ws = np.zeros(size, dtype=np.int64)
-    fs = np.zeros(dtk.fast_layout(width, height)[-1], dtype=np.int64)
+    fs, ub, keep = dtk.scratch(width, height)
     fresh = fs.copy()
-    ub, keep = np.empty(4 * width), np.empty(4 * width + 1, dtype=np.int64)
     s = np.empty(4, dtype=np.uint64)
     moves.seed_stream(seed, 0, s)
     dtk.fast_prepare(ws, fs, width, height)
