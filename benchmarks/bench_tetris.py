@@ -1,19 +1,28 @@
-"""Pieces per second: nsrl's batch engine, nsrl's Tetris-v0, and tetris-gymnasium 0.3.1.
+"""Pieces per second: nsrl's batch engine (today's and an earlier revision's), nsrl's
+Tetris-v0, and tetris-gymnasium 0.3.1.
 
-    python benchmarks/bench_tetris.py [--seconds 20] [--gym-python /work/venv-tetris-gym/bin/python]
+    python benchmarks/bench_tetris.py [--seconds 10] [--repeats 3] [--old-rev d419fd3]
+        [--gym-python /work/venv-tetris-gym/bin/python]
 
 In one run, one process each, on the D-T policy with DT-10's weights (Scherrer et al., JMLR
 2015) unless said:
 
 - batch engine: ``nsrl.tetris`` plays 8 games at once in one compiled call, restarting
-  games that end, for about ``--seconds`` per board (10 x 10 and 10 x 20); CPU and wall.
+  games that end, for about ``--seconds`` per measurement and board (10 x 10 and 10 x 20);
+  CPU and wall. ``--repeats`` measurements of today's engine alternate with as many of the
+  engine at ``--old-rev`` (default d419fd3, the last revision before nsrl.tetris.dt): its
+  ``nsrl`` package, taken from git (``git archive``) into a temporary directory, run in a
+  child process by this script (``--child-engine``); the table gives their medians, the
+  range beside them.
 - Tetris-v0: ``gym.make("Tetris-v0")`` stepped from Python, the action chosen by the engine's
   evaluation of every placement (``env.unwrapped.game.choose``).
 - tetris-gymnasium 0.3.1 with GroupedActionsObservations (its own venv, run as a subprocess by
   benchmarks/tetris_gymnasium_driver.py): a simple heuristic on its per-placement features
   among the legal placements (see that file).
 
-Prints a table and writes benchmarks/results/bench_tetris.txt.
+Each measurement is CPU time of this process (time.process_time), so the other work on a
+shared machine slows it less than the wall clock; the load average is printed at the start
+and the end. Prints a table and writes benchmarks/results/bench_tetris.txt.
 """
 
 from __future__ import annotations
@@ -22,24 +31,25 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-import gymnasium as gym
 import numpy as np
-
-import nsrl  # noqa: F401  (registers Tetris-v0)
-from nsrl.tetris import SHIPPED, moves
-from nsrl.tetris.engine import _setup
 
 HERE = Path(__file__).resolve().parent
 RESULT = HERE / "results" / "bench_tetris.txt"
+OLD_REV = "d419fd3"  # the last revision before nsrl.tetris.dt (the D-T kernel)
 
 
 def batch_engine(width: int, height: int, seconds: float) -> dict:
     """Pieces/s of the compiled loop: 8 games per call, ended games restarted."""
+    from nsrl.tetris import SHIPPED, moves
+    from nsrl.tetris.engine import _setup
+
     controller = SHIPPED["dt-10"]
     weights, s = controller.vector(width), _setup(controller.names(width), width, height, "end")
     n = 8
@@ -66,8 +76,32 @@ def batch_engine(width: int, height: int, seconds: float) -> dict:
             "cpu_s": time.process_time() - cpu, "games_ended": games}
 
 
+def old_engine(tree: Path, width: int, height: int, seconds: float) -> dict:
+    """batch_engine in a child process importing the ``nsrl`` package under ``tree``."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child-engine",
+                          str(width), str(height), str(seconds)], check=True,
+                         capture_output=True, text=True, env=env, cwd=str(tree))
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["nsrl"].startswith(str(tree)), f"the child imported {got['nsrl']}"
+    return got
+
+
+def extract(rev: str, into: Path) -> Path:
+    """The ``nsrl`` package at git revision ``rev``, unpacked under ``into``."""
+    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, "nsrl"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
 def nsrl_env(width: int, height: int, seconds: float) -> dict:
     """Pieces/s of Tetris-v0 stepped from Python, the engine choosing each placement."""
+    import gymnasium as gym
+
+    import nsrl  # noqa: F401  (registers Tetris-v0)
+    from nsrl.tetris import SHIPPED
+
     env = gym.make("Tetris-v0", width=width, height=height)
     controller = SHIPPED["dt-10"]
     env.reset(seed=0)
@@ -95,32 +129,73 @@ def tetris_gymnasium(python: str, width: int, height: int, seconds: float) -> di
             "games_ended": got["games_ended"]}
 
 
+def _rate(got: dict, clock: str) -> float:
+    return got["pieces"] / got[clock]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=20.0, help="per measurement (20)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="per measurement (10)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="measurements of each batch engine per board (3)")
+    parser.add_argument("--old-rev", default=OLD_REV,
+                        help=f"the revision whose batch engine is measured too ({OLD_REV})")
     parser.add_argument("--gym-python", default="/work/venv-tetris-gym/bin/python",
                         help="the Python of a venv with tetris-gymnasium==0.3.1")
+    parser.add_argument("--child-engine", nargs=3, metavar=("WIDTH", "HEIGHT", "SECONDS"),
+                        help=argparse.SUPPRESS)  # run batch_engine only, print JSON
     args = parser.parse_args()
+    if args.child_engine:
+        width, height, seconds = args.child_engine
+        got = batch_engine(int(width), int(height), float(seconds))
+        import nsrl
+
+        print(json.dumps(got | {"nsrl": nsrl.__file__}))
+        return
+    rev = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True).stdout.strip()
     header = (f"{time.strftime('%Y-%m-%d %H:%M')}  {platform.processor() or platform.machine()}"
               f", {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f} at start; "
-              f"{args.seconds:g} s per measurement, one process each")
-    rows = []
-    for width, height in ((10, 10), (10, 20)):
-        for name, run in (("nsrl batch engine (D-T, DT-10)", batch_engine),
-                          ("nsrl Tetris-v0 + engine's choice (D-T, DT-10)", nsrl_env)):
-            rows.append((name, width, height, run(width, height, args.seconds)))
-        rows.append(("tetris-gymnasium 0.3.1 grouped + heuristic", width, height,
-                     tetris_gymnasium(args.gym_python, width, height, args.seconds)))
+              f"{args.seconds:g} s per measurement, one process each; batch engines: median "
+              f"of {args.repeats} measurements each, alternating, [min, max] beside; "
+              f"today's engine: {rev}, earlier one: {args.old_rev}")
+    rows, ratios = [], []
+    with tempfile.TemporaryDirectory(prefix="bench_tetris_old_") as tmp:
+        tree = extract(args.old_rev, Path(tmp))
+        for width, height in ((10, 10), (10, 20)):
+            new, old = [], []
+            old_engine(tree, width, height, 1.0)  # compile the old kernels (cached in tmp)
+            for _ in range(args.repeats):
+                new.append(batch_engine(width, height, args.seconds))
+                old.append(old_engine(tree, width, height, args.seconds))
+            for name, runs in ((f"nsrl batch engine (D-T, DT-10), {rev}", new),
+                               (f"nsrl batch engine (D-T, DT-10), {args.old_rev}", old)):
+                rows.append((name, width, height, runs))
+            ratios.append((width, height,
+                           statistics.median(_rate(g, "cpu_s") for g in new)
+                           / statistics.median(_rate(g, "cpu_s") for g in old)))
+            rows.append(("nsrl Tetris-v0 + engine's choice (D-T, DT-10)", width, height,
+                         [nsrl_env(width, height, args.seconds)]))
+            got = tetris_gymnasium(args.gym_python, width, height, args.seconds)
+            rows.append(("tetris-gymnasium 0.3.1 grouped + heuristic", width, height,
+                         [got] if got else None))
     lines = [header, "",
              "| simulator | board | pieces | pieces/s (CPU) | pieces/s (wall) | games ended |",
              "|---|---|---:|---:|---:|---:|"]
-    for name, width, height, got in rows:
-        if got is None:
+    for name, width, height, runs in rows:
+        if runs is None:
             lines.append(f"| {name} | {width} x {height} | not installed | | | |")
             continue
-        lines.append(f"| {name} | {width} x {height} | {got['pieces']:,} | "
-                     f"{got['pieces'] / got['cpu_s']:,.0f} | {got['pieces'] / got['wall_s']:,.0f}"
-                     f" | {got['games_ended']} |")
+        cpu = [_rate(g, "cpu_s") for g in runs]
+        wall = [_rate(g, "wall_s") for g in runs]
+        spread = f" [{min(cpu):,.0f}, {max(cpu):,.0f}]" if len(runs) > 1 else ""
+        lines.append(f"| {name} | {width} x {height} | {sum(g['pieces'] for g in runs):,} | "
+                     f"{statistics.median(cpu):,.0f}{spread} | {statistics.median(wall):,.0f}"
+                     f" | {sum(g['games_ended'] for g in runs)} |")
+    lines.append("")
+    for width, height, ratio in ratios:
+        lines.append(f"batch engine {width} x {height}: {rev} / {args.old_rev} = {ratio:.2f} "
+                     f"(medians of pieces per CPU second)")
     lines.append(f"\nload {os.getloadavg()[0]:.2f} at the end")
     text = "\n".join(lines) + "\n"
     print(text)
