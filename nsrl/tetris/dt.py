@@ -155,6 +155,11 @@ def scratch(width: int, height: int) -> tuple:  # pragma: no cover - compiled
             np.empty(4 * width + 1, dtype=np.int64))
 
 
+@numba.njit(inline="always", cache=True)
+def _empty_cells(row: int, width: int) -> int:  # pragma: no cover - compiled
+    return width - popcount(row)
+
+
 @numba.njit(cache=True)
 def fast_prepare(ws: np.ndarray, fs: np.ndarray, width: int,
                  height: int) -> None:  # pragma: no cover - compiled
@@ -164,29 +169,32 @@ def fast_prepare(ws: np.ndarray, fs: np.ndarray, width: int,
     total = 0
     sides = 1 | (1 << (width + 1))
     for r in range(height + 4):
-        fs[wr + r] = (ws[rows + r] << 1) | sides
-        if r < height:
-            total += _row_transitions(ws[rows + r], width)
+        row = ws[_U(rows + r)]
+        fs[_U(wr + r)] = (row << 1) | sides
+        total += _row_transitions(row, width) * (r < height)
     fs[sl + F_ROWT] = total
-    colt = holes = depth = hole_rows = top = hole_cols = 0
+    colt = holes = depth = hole_rows = top = hole_cols = diffs = 0
     fs[hp] = 0
     fs[cp] = fs[cp + 1] = -1
     for j in range(width, width + 4):
-        fs[cp + 2 + j] = -1
+        fs[_U(cp + 2 + j)] = -1
     fs[hh] = fs[hh + width + 1] = _NO_HEIGHT
     for j in range(width):
-        col = ws[cols + j]
-        h = ws[hts + j]
-        fs[cp + 2 + j] = col
-        fs[hh + 1 + j] = h
+        col = ws[_U(cols + j)]
+        h = ws[_U(hts + j)]
+        fs[_U(cp + 2 + j)] = col
+        fs[_U(hh + 1 + j)] = h
         colt += _column_transitions(col, height)
-        holes += h - popcount(col)
-        fs[ch + j] = 1 if h > popcount(col) else 0
-        hole_cols |= fs[ch + j] << j
+        n_holes = h - popcount(col)
+        holes += n_holes
+        fs[_U(ch + j)] = n_holes > 0
+        hole_cols |= np.int64(n_holes > 0) << j
         depth += _depth(col)
         hole_rows |= ~col & ((1 << h) - 1)
         top = max(top, h)
-        fs[hp + j + 1] = fs[hp + j] + h
+        fs[_U(hp + j + 1)] = fs[_U(hp + j)] + h
+        fs[_U(dp + j)] = diffs
+        diffs += diff_count(ws[_U(hts + j + 1)] - h) * (j < width - 1)
     fs[sl + F_COLT] = colt
     fs[sl + F_HOLES] = holes
     fs[sl + F_DEPTH] = depth
@@ -194,27 +202,26 @@ def fast_prepare(ws: np.ndarray, fs: np.ndarray, width: int,
     fs[sl + F_TOP] = top
     fs[sl + F_HOLE_COLS] = hole_cols
     fs[sl + F_N_HOLE_COLS] = popcount(hole_cols)
+    fs[sl + F_DIFFS] = diffs
     fs[wa] = 0
     fs[wa + 1] = 0
     for j in range(width):
-        fs[wl + j] = _wells(fs[cp + 2 + j], fs[cp + 1 + j], fs[cp + 3 + j], -1)
-        fs[wa + j + 2] = fs[wa + j + 1] + fs[wl + j]
+        fs[_U(wl + j)] = _wells(fs[_U(cp + 2 + j)], fs[_U(cp + 1 + j)], fs[_U(cp + 3 + j)], -1)
+        fs[_U(wa + j + 2)] = fs[_U(wa + j + 1)] + fs[_U(wl + j)]
     fs[sl + F_WELLS] = fs[wa + width + 1]
     fs[wa + width + 2] = fs[wa + width + 1]
-    diffs = 0
-    for j in range(width):
-        fs[dp + j] = diffs
-        if j < width - 1:
-            diffs += diff_count(ws[hts + j + 1] - ws[hts + j])
-    fs[sl + F_DIFFS] = diffs
-    for r in range(min(top, height) + 1):
-        e = 0
-        for i in range(4):
-            e |= (width - popcount(ws[rows + r + i])) << (8 * i)
-        fs[qr + r] = e
-        if width <= 14:
-            fs[pr + r] = (fs[wr + r] | (fs[wr + r + 1] << 16) | (fs[wr + r + 2] << 32)
-                          | (fs[wr + r + 3] << 48))
+    # Packed rows and empty counts (each from rows r..r+3), rolled down from the top.
+    high = min(top, height)
+    e = (_empty_cells(ws[_U(rows + high + 1)], width)
+         | (_empty_cells(ws[_U(rows + high + 2)], width) << 8)
+         | (_empty_cells(ws[_U(rows + high + 3)], width) << 16))
+    packed = (fs[_U(wr + high + 1)] | (fs[_U(wr + high + 2)] << 16)
+              | (fs[_U(wr + high + 3)] << 32))
+    for r in range(high, -1, -1):
+        e = ((e << 8) | _empty_cells(ws[_U(rows + r)], width)) & 0xFFFFFFFF
+        fs[_U(qr + r)] = e
+        packed = (packed << 16) | fs[_U(wr + r)]  # the row 4 above leaves the word
+        fs[_U(pr + r)] = packed
 
 
 @numba.njit(inline="always", cache=True)
@@ -613,14 +620,17 @@ def advance(ws: np.ndarray, fs: np.ndarray, p: int, a: int, width: int, height: 
     fs[sl + F_WELLS] = fs[wa + width + 1]
     fs[wa + width + 2] = fs[wa + width + 1]
     fs[sl + F_DIFFS] = diffs
-    for r in range(max(d - 3, 0), min(top, height) + 1):
-        e = 0
-        for i in range(4):
-            e |= (width - popcount(ws[_U(rows + r + i)])) << (8 * i)
+    high = min(top, height)
+    e = (_empty_cells(ws[_U(rows + high + 1)], width)
+         | (_empty_cells(ws[_U(rows + high + 2)], width) << 8)
+         | (_empty_cells(ws[_U(rows + high + 3)], width) << 16))
+    packed = (fs[_U(wr + high + 1)] | (fs[_U(wr + high + 2)] << 16)
+              | (fs[_U(wr + high + 3)] << 32))
+    for r in range(high, max(d - 3, 0) - 1, -1):  # rolled down, as in fast_prepare
+        e = ((e << 8) | _empty_cells(ws[_U(rows + r)], width)) & 0xFFFFFFFF
         fs[_U(qr + r)] = e
-        if width <= 14:
-            fs[_U(pr + r)] = (fs[_U(wr + r)] | (fs[_U(wr + r + 1)] << 16)
-                              | (fs[_U(wr + r + 2)] << 32) | (fs[_U(wr + r + 3)] << 48))
+        packed = (packed << 16) | fs[_U(wr + r)]
+        fs[_U(pr + r)] = packed
     return True
 
 
