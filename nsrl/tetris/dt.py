@@ -173,7 +173,8 @@ def fast_prepare(ws: np.ndarray, fs: np.ndarray, width: int,
         fs[_U(wr + r)] = (row << 1) | sides
         total += _row_transitions(row, width) * (r < height)
     fs[sl + F_ROWT] = total
-    colt = holes = depth = hole_rows = top = hole_cols = diffs = 0
+    colt = holes = depth = hole_rows = top = diffs = 0
+    hole_cols = np.int64(0)
     fs[hp] = 0
     fs[cp] = fs[cp + 1] = -1
     for j in range(width, width + 4):
@@ -231,8 +232,10 @@ def _zero_bytes(x: int) -> int:  # pragma: no cover - compiled
 
 
 @numba.njit(inline="always", cache=True)
-def _dt_score(landing, eroded, rowt, colt, holes, wells, depth, hole_rows, div, w0, w1, w2, w3,
-              w4, w5, w6, w7, w8):  # pragma: no cover - compiled
+def _dt_score(landing: float, eroded: float, rowt: int, colt: int, holes: int, wells: int,
+              depth: int, hole_rows: int, div: int, w0: float, w1: float, w2: float, w3: float,
+              w4: float, w5: float, w6: float, w7: float,
+              w8: float) -> float:  # pragma: no cover - compiled
     """The score as the generic scan adds it: from 0, feature by feature, in order."""
     score = 0.0
     score += landing * w0
@@ -415,7 +418,7 @@ def choose(ws: np.ndarray, fs: np.ndarray, p: int, width: int, height: int, rule
                 holes = s_holes + pw * d + _SB[_U(po)] - (fs[_U(hp + c + pw)] - fs[_U(hp + c)])
                 wells = s_wells - (fs[_U(wa + c + pw + 2)] - fs[_U(wa + c)])
                 # Column transitions, hole depth, rows with holes; new holes under the piece.
-                colt, depth, hr, covered = s_colt, s_depth, s_hr, 0
+                colt, depth, hr, covered = s_colt, s_depth, s_hr, np.int64(0)
                 for k in range(pw):
                     h = fs[_U(hh + 1 + c + k)]
                     low = d + _B[_U(box + k)]
@@ -475,8 +478,8 @@ def choose(ws: np.ndarray, fs: np.ndarray, p: int, width: int, height: int, rule
                 # counting into this function).
                 full = 0
                 for i in range(4):
-                    full |= np.int64((ws[_U(rows + d + i)] | (_ROW_BITS[_U(box + i)] << c))
-                                     == full_row) << i
+                    full |= int((ws[_U(rows + d + i)] | (_ROW_BITS[_U(box + i)] << c))
+                                == full_row) << i
                 if d + ph > height and (full == 0 or max(fs[sl + F_TOP], d + ph)
                                         - popcount(full) > height):
                     score = GAME_OVER_SCORE
@@ -570,7 +573,7 @@ def advance(ws: np.ndarray, fs: np.ndarray, p: int, a: int, width: int, height: 
     full = 0
     for i in range(ph):
         row = ws[_U(rows + d + i)] | (_ROW_BITS[_U(box + i)] << c)
-        full |= np.int64(row == full_row) << i
+        full |= int(row == full_row) << i
     if full != 0 or d + ph > height:
         return False
     # No line removed: the piece's rows and columns change, and what depends on them.
