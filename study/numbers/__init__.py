@@ -23,6 +23,7 @@ from study.numbers import (  # noqa: F401  (each module registers its renderers)
     sensitivity,
     tables,
     targets,
+    tetris,
     toolkit,
 )
 from study.numbers.registry import BLOCKS, block
