@@ -70,6 +70,17 @@ def pairs_table(root: Path, board: str) -> str:
                             "p (t)", "p (Wilcoxon)", "p (Holm)"], rows, "lllrrrr") + "\n"
 
 
+def spread(root: Path, board: str) -> str:
+    """CBMPI's schemes by their last iteration's 95% half-width over the units, widest first.
+
+    Every scheme has the same units, so the half-widths order their spread across runs.
+    """
+    f = final(root, board)
+    f = f[f["variant"] == "cbmpi"].assign(half=lambda d: (d["final_high"] - d["final_low"]) / 2)
+    return ", ".join(f"{r['scheme']} +- {r['half']:,.0f}"
+                     for r in f.sort_values("half", ascending=False).to_dict("records"))
+
+
 def cpu_hours(root: Path, board: str) -> str:
     """The workers' CPU-hours of the preset, summed over its shards (every variant)."""
     total = 0.0
@@ -102,6 +113,8 @@ for _board in RUNS:
           optional=True)(lambda root, b=_board: final_table(root, b))
     block(f"tetris-{_board}-pairs", sources=[f"{RUNS[_board]}/tetris_comparisons.csv"],
           optional=True)(lambda root, b=_board: pairs_table(root, b))
+    block(f"tetris-{_board}-spread", sources=[f"{RUNS[_board]}/tetris_final.csv"],
+          optional=True)(lambda root, b=_board: spread(root, b))
     block(f"tetris-{_board}-cpu-hours", sources=[f"{RUNS[_board]}/tetris_final.csv"],
           optional=True)(lambda root, b=_board: cpu_hours(root, b))
     block(f"tetris-{_board}-best-scheme", sources=[f"{RUNS[_board]}/tetris_final.csv"],
