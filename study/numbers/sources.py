@@ -134,6 +134,12 @@ def section_table(root: Path, rel: str, heading: str) -> pd.DataFrame:
     return pd.DataFrame(rows[2:], columns=rows[0])
 
 
+def quoted(root: Path, rel: str, keep: Callable[[str], bool] = lambda line: True) -> str:
+    """The lines of ``rel`` that ``keep`` accepts, as a fenced text block naming the file."""
+    lines = [line.rstrip() for line in read_text(root, rel).splitlines() if keep(line)]
+    return "```text\n" + "\n".join(lines) + f"\n```\n(`{rel}`)\n"
+
+
 def md_table(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
     """A Markdown table; ``align`` has one character per column, 'l' or 'r'."""
     align = align or "l" * len(header)

@@ -1,10 +1,10 @@
-"""docs/tetris_learning.md: the Tetris presets' results, the fits' benchmark, the best policies.
+"""docs/tetris_learning.md and docs/tetris.md: the Tetris preset's results and the benchmarks.
 
 Sources: the committed results folder of ``nsrl reproduce --preset tetris-small``
 (docs/tetris/small_run: the experiment's analysis files tetris_final.csv and
 tetris_comparisons.csv, each variant's sessions.jsonl with the workers' CPU seconds per shard),
 ``benchmarks/results/bench_tetris_csc.txt`` (the two fits on the same rollouts) and
-``benchmarks/results/tetris_best_<board>.txt`` (the best learned controllers on fresh games).
+``benchmarks/results/bench_tetris.txt`` (the simulators' pieces per second).
 """
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ from pathlib import Path
 import pandas as pd
 
 from study.numbers.registry import block
-from study.numbers.sources import md_table, read_csv, read_text
+from study.numbers.sources import md_table, quoted, read_csv, read_text
 
-RUNS = {"small": "docs/tetris/small_run"}
-VARIANTS = {"small": ("cbmpi", "dpi")}
+RUN = "docs/tetris/small_run"
+FINAL = f"{RUN}/tetris_final.csv"
+PAIRS = f"{RUN}/tetris_comparisons.csv"
+SESSIONS = [f"{RUN}/{variant}/sessions.jsonl" for variant in ("cbmpi", "dpi")]
 R = "benchmarks/results/"
+SPEED = R + "bench_tetris.txt"
 
 
 def _ci(mean: float, low: float, high: float) -> str:
@@ -28,33 +31,23 @@ def _ci(mean: float, low: float, high: float) -> str:
     return f"{mean:,.0f} [{low:,.0f}, {high:,.0f}]"
 
 
-def final(root: Path, board: str) -> pd.DataFrame:
-    """The preset's tetris_final.csv."""
-    return read_csv(root, f"{RUNS[board]}/tetris_final.csv")
-
-
-def final_table(root: Path, board: str) -> str:
+@block("tetris-small-final", sources=[FINAL])
+def final_table(root: Path) -> str:
     """Per variant and scheme: the last and the best iteration's mean lines with intervals."""
-    rows = []
-    for r in final(root, board).to_dict("records"):
-        rows.append([str(r["variant"]).upper() if board == "small" else "CBMPI", r["scheme"],
-                     str(r["units"]), _ci(r["final"], r["final_low"], r["final_high"]),
-                     f"{_ci(r['best'], r['best_low'], r['best_high'])} (k = "
-                     f"{r['best_iteration']})", f"{r['memory']:.0f}",
-                     f"{r['samples_per_iteration'] / 1e6:.2f} M"])
+    rows = [[str(r["variant"]).upper(), r["scheme"], str(r["units"]),
+             _ci(r["final"], r["final_low"], r["final_high"]),
+             f"{_ci(r['best'], r['best_low'], r['best_high'])} (k = {r['best_iteration']})",
+             f"{r['memory']:.0f}", f"{r['samples_per_iteration'] / 1e6:.2f} M"]
+            for r in read_csv(root, FINAL).to_dict("records")]
     return md_table(["operator", "scheme", "units", "last iteration: mean lines [95%]",
                      "best iteration: mean lines [95%]", "policies stored",
                      "samples per iteration"], rows, "llrrrrr")
 
 
-def pairs(root: Path, board: str) -> pd.DataFrame:
-    """The preset's tetris_comparisons.csv."""
-    return read_csv(root, f"{RUNS[board]}/tetris_comparisons.csv")
-
-
-def pairs_table(root: Path, board: str) -> str:
+@block("tetris-small-pairs", sources=[PAIRS])
+def pairs_table(root: Path) -> str:
     """The pairs significant after Holm over the experiment's pairs, and how many were tested."""
-    c = pairs(root, board)
+    c = read_csv(root, PAIRS)
     sig = c[c["significant"]].sort_values("p_holm")
     rows = [[str(r["variant"]).upper(), r["better"], r["b"] if r["better"] == r["a"] else r["a"],
              _ci(abs(r["diff"]), *sorted((abs(r["low"]), abs(r["high"])))) if
@@ -70,71 +63,47 @@ def pairs_table(root: Path, board: str) -> str:
                             "p (t)", "p (Wilcoxon)", "p (Holm)"], rows, "lllrrrr") + "\n"
 
 
-def spread(root: Path, board: str) -> str:
+@block("tetris-small-spread", sources=[FINAL])
+def spread(root: Path) -> str:
     """CBMPI's schemes by their last iteration's 95% half-width over the units, widest first.
 
     Every scheme has the same units, so the half-widths order their spread across runs.
     """
-    f = final(root, board)
+    f = read_csv(root, FINAL)
     f = f[f["variant"] == "cbmpi"].assign(half=lambda d: (d["final_high"] - d["final_low"]) / 2)
     return ", ".join(f"{r['scheme']} +- {r['half']:,.0f}"
                      for r in f.sort_values("half", ascending=False).to_dict("records"))
 
 
-def cpu_hours(root: Path, board: str) -> str:
+@block("tetris-small-cpu-hours", sources=SESSIONS)
+def cpu_hours(root: Path) -> str:
     """The workers' CPU-hours of the preset, summed over its shards (every variant)."""
-    total = 0.0
-    for variant in VARIANTS[board]:
-        rel = f"{RUNS[board]}/{variant}/sessions.jsonl"
-        for line in read_text(root, rel).splitlines():
-            event = json.loads(line)
-            if event.get("event") == "shard":
-                total += float(event["cpu_seconds"])
+    total = sum(float(e["cpu_seconds"]) for rel in SESSIONS
+                for e in map(json.loads, read_text(root, rel).splitlines())
+                if e.get("event") == "shard")
     return f"{total / 3600:.1f}"
 
 
-def best_scheme(root: Path, board: str) -> tuple[str, float]:
-    """The scheme of highest last-iteration mean (CBMPI's step) and that mean."""
-    f = final(root, board)
-    f = f[f["variant"] != "dpi"].sort_values("final", ascending=False)
-    top = f.iloc[0]
-    return str(top["scheme"]), float(top["final"])
+def best_scheme(root: Path) -> pd.Series:
+    """The row of highest last-iteration mean under CBMPI's step."""
+    f = read_csv(root, FINAL)
+    return f[f["variant"] != "dpi"].sort_values("final", ascending=False).iloc[0]
 
 
-def quoted(root: Path, rel: str) -> str:
-    """A result file's table lines, fenced, naming the file."""
-    lines = [ln.rstrip() for ln in read_text(root, rel).splitlines()]
-    return "```text\n" + "\n".join(lines) + f"\n```\n(`{rel}`)\n"
-
-
-BEST = {"small": R + "tetris_best_10x10.txt"}
-for _board in RUNS:
-    block(f"tetris-{_board}-final", sources=[f"{RUNS[_board]}/tetris_final.csv"],
-          optional=True)(lambda root, b=_board: final_table(root, b))
-    block(f"tetris-{_board}-pairs", sources=[f"{RUNS[_board]}/tetris_comparisons.csv"],
-          optional=True)(lambda root, b=_board: pairs_table(root, b))
-    block(f"tetris-{_board}-spread", sources=[f"{RUNS[_board]}/tetris_final.csv"],
-          optional=True)(lambda root, b=_board: spread(root, b))
-    block(f"tetris-{_board}-cpu-hours", sources=[f"{RUNS[_board]}/tetris_final.csv"],
-          optional=True)(lambda root, b=_board: cpu_hours(root, b))
-    block(f"tetris-{_board}-best-scheme", sources=[f"{RUNS[_board]}/tetris_final.csv"],
-          optional=True)(lambda root, b=_board: best_scheme(root, b)[0])
-    block(f"tetris-{_board}-best-mean", sources=[f"{RUNS[_board]}/tetris_final.csv"],
-          optional=True)(lambda root, b=_board: f"{best_scheme(root, b)[1]:,.0f}")
-    block(f"tetris-{_board}-best-policy", sources=[BEST[_board]], optional=True)(
-        lambda root, b=_board: quoted(root, BEST[b]))
-block("tetris-csc-table", sources=[R + "bench_tetris_csc.txt"], optional=True)(
+block("tetris-small-best-scheme", sources=[FINAL])(lambda root: str(best_scheme(root)["scheme"]))
+block("tetris-small-best-mean", sources=[FINAL])(
+    lambda root: f"{best_scheme(root)['final']:,.0f}")
+block("tetris-csc-table", sources=[R + "bench_tetris_csc.txt"])(
     lambda root: quoted(root, R + "bench_tetris_csc.txt"))
 
 
+@block("tetris-speed-table", sources=[SPEED])
 def speed_table(root: Path) -> str:
     """bench_tetris.txt's measurements: its header line, the table, the engines' ratios."""
-    text = read_text(root, R + "bench_tetris.txt").splitlines()
+    text = read_text(root, SPEED).splitlines()
     table = [ln for ln in text if ln.startswith("|")]
-    ratios = [ln for ln in text if ln.startswith("batch engine")]
-    loads = [ln for ln in text if ln.startswith("load")]
-    return (f"Measured {text[0].strip()}.\n\n" + "\n".join(table) + "\n\n"
-            + "; ".join(ratios + loads) + ".\n")
+    notes = [ln for ln in text if ln.startswith(("batch engine", "load"))]
+    return f"Measured {text[0].strip()}.\n\n" + "\n".join(table) + "\n\n" + "; ".join(notes) + ".\n"
 
 
 def speed_figure(root: Path, board: str, simulator: str = "nsrl batch engine") -> str:
@@ -142,15 +111,13 @@ def speed_figure(root: Path, board: str, simulator: str = "nsrl batch engine") -
 
     ``board`` is e.g. '10 x 20'; the batch engine's first row is today's engine.
     """
-    for ln in read_text(root, R + "bench_tetris.txt").splitlines():
+    for ln in read_text(root, SPEED).splitlines():
         cells = [c.strip() for c in ln.strip("|").split("|")]
         if len(cells) > 4 and cells[0].startswith(simulator) and cells[1] == board:
             return cells[3].split(" [")[0]
-    raise ValueError(f"bench_tetris.txt has no row of {simulator} on {board}")
+    raise ValueError(f"{SPEED} has no row of {simulator} on {board}")
 
 
-block("tetris-speed-table", sources=[R + "bench_tetris.txt"])(speed_table)
-block("tetris-speed-10x20", sources=[R + "bench_tetris.txt"])(
-    lambda root: speed_figure(root, "10 x 20"))
-block("tetris-speed-gym-10x20", sources=[R + "bench_tetris.txt"])(
+block("tetris-speed-10x20", sources=[SPEED])(lambda root: speed_figure(root, "10 x 20"))
+block("tetris-speed-gym-10x20", sources=[SPEED])(
     lambda root: speed_figure(root, "10 x 20", "tetris-gymnasium"))

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from study.numbers.registry import block
-from study.numbers.sources import read_text, search
+from study.numbers.sources import quoted, search
 
 R = "benchmarks/results/"
 PEERS_IDLE = R + "bench_exact_peers_idle.txt"
@@ -29,28 +29,22 @@ KERNELS_IDLE = R + "bench_mpi_kernels_idle.txt"
 LEVEL = R + "bench_level.txt"
 
 
-def _quoted(root: Path, rel: str, keep=lambda line: True) -> str:
-    """The lines of ``rel`` that ``keep`` accepts, as a fenced text block naming the file."""
-    lines = [line.rstrip() for line in read_text(root, rel).splitlines() if keep(line)]
-    return "```text\n" + "\n".join(lines) + f"\n```\n(`{rel}`)\n"
-
-
 @block("scale-exact-peers-idle", sources=[PEERS_IDLE])
 def peers_idle(root: Path) -> str:
     """The idle run's table (the peers' warnings left out)."""
-    return _quoted(root, PEERS_IDLE, lambda line: not line.startswith((" ", "/")))
+    return quoted(root, PEERS_IDLE, lambda line: not line.startswith((" ", "/")))
 
 
 @block("scale-mpi-kernels-idle", sources=[KERNELS_IDLE])
 def kernels_idle(root: Path) -> str:
     """MPI's kernels at 10^6 states, each pair of variants interleaved, as printed."""
-    return _quoted(root, KERNELS_IDLE)
+    return quoted(root, KERNELS_IDLE)
 
 
 @block("scale-exact-values-idle", sources=[VALUES_IDLE])
 def values_idle(root: Path) -> str:
     """The values of a converging sequence of policies, before and now, as printed."""
-    return _quoted(root, VALUES_IDLE)
+    return quoted(root, VALUES_IDLE)
 
 
 def _peer_cell(root: Path, model: str, column: int) -> str:
@@ -70,7 +64,7 @@ block("scale.1e6.vstar.mpi.qe-cpu", sources=[PEERS_IDLE])(
 @block("perf-toolkit-level", sources=[LEVEL])
 def level(root: Path) -> str:
     """The before/after timings as printed."""
-    return _quoted(root, LEVEL)
+    return quoted(root, LEVEL)
 
 
 ROUND3 = R + "bench_before_after.txt"
@@ -81,13 +75,13 @@ ROUND3_PEERS = R + "bench_exact_peers_rev.txt"
 @block("perf-round3-level", sources=[ROUND3])
 def round3(root: Path) -> str:
     """bench_before_after.py's tables (the sweep's fast path, the quick preset, the walk)."""
-    return _quoted(root, ROUND3)
+    return quoted(root, ROUND3)
 
 
 @block("perf-round3-suite", sources=[ROUND3_SUITE])
 def round3_suite(root: Path) -> str:
     """The two test suites, as printed."""
-    return _quoted(root, ROUND3_SUITE)
+    return quoted(root, ROUND3_SUITE)
 
 
 SUITE_TIME = R + "suite_time.txt"
@@ -104,7 +98,7 @@ def suite_time(root: Path) -> str:
 @block("perf-round3-peers", sources=[ROUND3_PEERS])
 def round3_peers(root: Path) -> str:
     """bench_exact_peers.py --rev: today, the revision before and QuantEcon in one run."""
-    return _quoted(root, ROUND3_PEERS, lambda line: not line.startswith((" ", "/")))
+    return quoted(root, ROUND3_PEERS, lambda line: not line.startswith((" ", "/")))
 
 
 MCAR = R + "study_mountain_car_continuous.txt"
@@ -113,7 +107,7 @@ MCAR = R + "study_mountain_car_continuous.txt"
 @block("simulators-mcar-table", sources=[MCAR])
 def mcar_table(root: Path) -> str:
     """The continuous Mountain Car study's table and notes, as printed."""
-    return _quoted(root, MCAR)
+    return quoted(root, MCAR)
 
 
 MCAR_OPT = R + "check_mountain_car_optimum.txt"
