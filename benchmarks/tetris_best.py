@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 import nsrl
 from nsrl.experiments import load_experiment
@@ -55,8 +56,11 @@ def rebuild(experiment, row: pd.Series):
     shard = Shard(*(int(row[a]) for a in sweep.axis_names), int(row["mdp"]),
                   axes=sweep.domain_entry.axes)
     rng = sweep.run_rngs(shard, row["scheme"])[int(row["run"])]
-    hist = nsrl.run(sweep.scheme(row["scheme"]), sweep.operator_spec(shard),
-                    int(row["iteration"]), rng=rng, env=sweep.env(shard))
+    # One BLAS thread, as the sweep's workers run: the fits' sums depend on the thread count,
+    # and a run is chaotic in them (two threads rebuild another policy).
+    with threadpool_limits(limits=1, user_api="blas"):
+        hist = nsrl.run(sweep.scheme(row["scheme"]), sweep.operator_spec(shard),
+                        int(row["iteration"]), rng=rng, env=sweep.env(shard))
     # The rebuilt policy scores on the shard's own games what the shard recorded.
     score = sweep.domain_entry.make_estimate(sweep.env(shard), int(row["games"]),
                                              sweep.games_seed(shard))(hist.output)
