@@ -48,6 +48,16 @@ target that mixes actions across states, as every later call's does).
   states where the greedy policies agree. Also the agreement of successive calls' greedy
   policies and the largest |Q|: how much a warm start can carry.
 
+* **pardiso** (``--part pardiso``): issue 46's candidate (d), another direct solver: the same
+  run's successive calls' systems (as ``--part later`` draws them), each solved by SuperLU
+  (COLAMD, what LSTDQ runs) and by Intel MKL's PARDISO (``pypardiso``, METIS nested
+  dissection, not a dependency of nsrl: ``pip install pypardiso``, 685 MB of MKL) with MKL's
+  defaults and with minimum degree and no scaling (:data:`PARDISO_CONFIGS`), one thread
+  each, CPU seconds: PARDISO's whole solve (ordering, symbolic and numeric
+  factorisation, solve with iterative refinement) and its analysis alone (the ordering and
+  symbolic part, which a fixed pattern could reuse), its LU's non-zeros, perturbed pivots
+  and refinement steps, the relative residuals and the weights' relative difference.
+
 Run: ``python benchmarks/bench_lstdq_call.py [--cap 120] [--skip-iterative] [--part ridge]
 [--before f3f294f]`` (``--part ridge`` runs that part alone; ``--part later --calls 5
 [--fill]``).
@@ -431,12 +441,70 @@ def krylov(env, phi, calls=3):
               f"{agree:.1%} |", flush=True)
 
 
+# PARDISO's iparm(1): 0 takes MKL's defaults for a real nonsymmetric matrix (METIS ordering,
+# scaling and weighted matching, pivots perturbed at 1e-13); 1 with every other iparm 0
+# (pypardiso's zeros) orders by minimum degree, without scaling or matching.
+PARDISO_CONFIGS = {"MKL defaults": 0, "minimum degree, no scaling": 1}
+
+
+def pardiso(env, phi, calls):
+    """SuperLU beside PARDISO on a run's successive calls' systems (see the module docstring)."""
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    import pypardiso  # not a dependency: pip install pypardiso
+
+    op = nsrl.LSTDQ(env, budget=BUDGET, features=phi)
+    rng = np.random.default_rng(3)
+    target = nsrl.constant()
+    print(f"\n### Issue 46 (d): the successive calls' systems by SuperLU and by PARDISO, "
+          f"{BUDGET:,} new transitions per call, one thread, CPU seconds\n\n| call | stored | "
+          f"system non-zeros | SuperLU (COLAMD) s | PARDISO's settings | PARDISO s | "
+          f"of which its analysis s | "
+          f"PARDISO's LU non-zeros | perturbed pivots | refinement steps | relative residual: "
+          f"SuperLU | PARDISO | weights' relative difference |\n|---:|---:|---:|---:|---|---:|---:|"
+          f"---:|---:|---:|---:|---:|---:|", flush=True)
+    for k in range(calls):
+        with threadpool_limits(1):
+            out = op.greedy(target, nsrl.Nu(), rng)
+            system = op._system(None, rng)
+            F = system.gram + op.ridge * system.scale * sp.identity(system.d, format="csr")
+            A, b = (F - op.gamma * system.cross(target)).tocsr(), system.b
+            A.sort_indices()
+            t0 = time.process_time()
+            x_lu = spla.spsolve(A.tocsc(), b, permc_spec=DEFAULT_ORDERING)
+            t_lu = time.process_time() - t0
+            runs = {}
+            for config, iparm1 in PARDISO_CONFIGS.items():
+                probe = pypardiso.PyPardisoSolver()  # the analysis alone (phase 11)
+                probe.set_iparm(1, iparm1)
+                t0 = time.process_time()
+                probe.set_phase(11)
+                probe._call_pardiso(A, np.zeros((len(b), 1)))
+                t_an = time.process_time() - t0
+                probe.free_memory(everything=True)
+                solver = pypardiso.PyPardisoSolver()
+                solver.set_iparm(1, iparm1)
+                solver.set_iparm(18, -1)  # report the factors' non-zeros
+                t0 = time.process_time()
+                x_p = solver.solve(A, b)  # phase 13: analysis, factorisation, solve, refinement
+                runs[config] = (x_p, time.process_time() - t0, t_an,
+                                *(int(solver.iparm[i]) for i in (17, 13, 6)))
+                solver.free_memory(everything=True)
+
+        def res(x, A=A, b=b):
+            return np.linalg.norm(b - A @ x) / np.linalg.norm(b)
+        for config, (x_p, t_p, t_an, lu_nnz, perturbed, steps) in runs.items():
+            print(f"| {k + 1} | {len(op.store):,} | {A.nnz:,} | {t_lu:.2f} | {config} | "
+                  f"{t_p:.2f} | {t_an:.2f} | {lu_nnz:,} | {perturbed} | {steps} | "
+                  f"{res(x_lu):.1e} | {res(x_p):.1e} | {rel(x_p, x_lu):.1e} |", flush=True)
+        target = out.policy
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cap", type=float, default=120.0,
                         help="seconds after which today's path is stopped")
     parser.add_argument("--skip-iterative", action="store_true")
-    parser.add_argument("--part", choices=["all", "ridge", "before", "later", "krylov"],
+    parser.add_argument("--part", choices=["all", "ridge", "before", "later", "krylov", "pardiso"],
                         default="all")
     parser.add_argument("--calls", type=int, default=5, help="calls of --part later")
     parser.add_argument("--fill", action="store_true",
@@ -459,6 +527,9 @@ def main():
         return
     if args.part == "krylov":
         krylov(env, tiles)
+        return
+    if args.part == "pardiso":
+        pardiso(env, tiles, args.calls)
         return
     if args.part == "ridge":
         _, _, pi1 = call(env, tiles, data, nsrl.constant(), "COLAMD")

@@ -1,10 +1,12 @@
 """docs/tetris_learning.md and docs/tetris.md: the Tetris preset's results and the benchmarks.
 
-Sources: the committed results folder of ``nsrl reproduce --preset tetris-small``
-(docs/tetris/small_run: the experiment's analysis files tetris_final.csv and
-tetris_comparisons.csv, each variant's sessions.jsonl with the workers' CPU seconds per shard),
-``benchmarks/results/bench_tetris_csc.txt`` (the two fits on the same rollouts) and
-``benchmarks/results/bench_tetris.txt`` (the simulators' pieces per second).
+Sources: the committed results folders of ``nsrl reproduce --preset tetris-small`` and
+``--preset tetris-large`` (docs/tetris/small_run, docs/tetris/large_run: the experiment's
+analysis files tetris_final.csv and tetris_comparisons.csv, each variant's sessions.jsonl with
+the workers' CPU seconds per shard), ``benchmarks/results/bench_tetris_csc.txt`` (the two fits
+on the same rollouts), ``benchmarks/results/bench_tetris.txt`` (the simulators' pieces per
+second) and ``benchmarks/results/tetris_best_10x10.txt`` (the best learned controller on
+fresh games).
 """
 
 from __future__ import annotations
@@ -17,12 +19,21 @@ import pandas as pd
 from study.numbers.registry import block
 from study.numbers.sources import md_table, quoted, read_csv, read_text
 
-RUN = "docs/tetris/small_run"
+# board -> (its committed run, the run's variants' folders: "" for a one-sweep experiment)
+RUNS = {"small": ("docs/tetris/small_run", ("cbmpi", "dpi")),
+        "large": ("docs/tetris/large_run", ("",))}
+RUN = RUNS["small"][0]
 FINAL = f"{RUN}/tetris_final.csv"
 PAIRS = f"{RUN}/tetris_comparisons.csv"
-SESSIONS = [f"{RUN}/{variant}/sessions.jsonl" for variant in ("cbmpi", "dpi")]
 R = "benchmarks/results/"
 SPEED = R + "bench_tetris.txt"
+BEST = R + "tetris_best_10x10.txt"
+
+
+def sessions(board: str) -> list[str]:
+    """The sessions files of the committed run of ``board``, one per variant."""
+    run, variants = RUNS[board]
+    return ["/".join(filter(None, (run, variant, "sessions.jsonl"))) for variant in variants]
 
 
 def _ci(mean: float, low: float, high: float) -> str:
@@ -31,17 +42,19 @@ def _ci(mean: float, low: float, high: float) -> str:
     return f"{mean:,.0f} [{low:,.0f}, {high:,.0f}]"
 
 
-@block("tetris-small-final", sources=[FINAL])
-def final_table(root: Path) -> str:
+def final_table(root: Path, final: str) -> str:
     """Per variant and scheme: the last and the best iteration's mean lines with intervals."""
     rows = [[str(r["variant"]).upper(), r["scheme"], str(r["units"]),
              _ci(r["final"], r["final_low"], r["final_high"]),
              f"{_ci(r['best'], r['best_low'], r['best_high'])} (k = {r['best_iteration']})",
              f"{r['memory']:.0f}", f"{r['samples_per_iteration'] / 1e6:.2f} M"]
-            for r in read_csv(root, FINAL).to_dict("records")]
+            for r in read_csv(root, final).to_dict("records")]
     return md_table(["operator", "scheme", "units", "last iteration: mean lines [95%]",
                      "best iteration: mean lines [95%]", "policies stored",
                      "samples per iteration"], rows, "llrrrrr")
+
+
+block("tetris-small-final", sources=[FINAL])(lambda root: final_table(root, FINAL))
 
 
 @block("tetris-small-pairs", sources=[PAIRS])
@@ -75,13 +88,17 @@ def spread(root: Path) -> str:
                      for r in f.sort_values("half", ascending=False).to_dict("records"))
 
 
-@block("tetris-small-cpu-hours", sources=SESSIONS)
-def cpu_hours(root: Path) -> str:
+def cpu_hours(root: Path, board: str) -> str:
     """The workers' CPU-hours of the preset, summed over its shards (every variant)."""
-    total = sum(float(e["cpu_seconds"]) for rel in SESSIONS
+    total = sum(float(e["cpu_seconds"]) for rel in sessions(board)
                 for e in map(json.loads, read_text(root, rel).splitlines())
                 if e.get("event") == "shard")
     return f"{total / 3600:.1f}"
+
+
+block("tetris-small-cpu-hours", sources=sessions("small"))(
+    lambda root: cpu_hours(root, "small"))
+block("tetris-best-10x10", sources=[BEST])(lambda root: quoted(root, BEST))
 
 
 def best_scheme(root: Path) -> pd.Series:
@@ -121,3 +138,23 @@ def speed_figure(root: Path, board: str, simulator: str = "nsrl batch engine") -
 block("tetris-speed-10x20", sources=[SPEED])(lambda root: speed_figure(root, "10 x 20"))
 block("tetris-speed-gym-10x20", sources=[SPEED])(
     lambda root: speed_figure(root, "10 x 20", "tetris-gymnasium"))
+
+
+def best_rows(root: Path) -> dict[str, tuple[float, str]]:
+    """tetris_best_10x10.txt's rows: controller -> (fresh-games mean, 'mean +- half-width')."""
+    out = {}
+    for ln in read_text(root, BEST).splitlines():
+        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
+        if len(cells) == 5 and "+-" in cells[3]:
+            out[cells[0]] = (float(cells[3].split(" +-")[0].replace(",", "")), cells[3])
+    return out
+
+
+def best_learned(root: Path) -> str:
+    """The best candidate's fresh-games score, 'mean +- half-width' (the one saved)."""
+    rows = best_rows(root)
+    return max((v for k, v in rows.items() if k.startswith("candidate")), key=lambda v: v[0])[1]
+
+
+block("tetris-best-10x10-score", sources=[BEST])(best_learned)
+block("tetris-dt10-10x10-score", sources=[BEST])(lambda root: best_rows(root)["DT-10"][1])

@@ -75,3 +75,16 @@ def test_ctrl_c_prints_the_games_finished_so_far_marked_partial(capsys, monkeypa
     got = json.loads(captured.out)
     assert got["partial"] and 0 < got["games"] < 300 and got["games_asked"] == 300
     assert "partial" in captured.err
+
+
+def test_the_committed_best_learned_controller_plays_as_its_benchmark_says(capsys):
+    # docs/tetris/best-10x10.json is benchmarks/tetris_best.py's pick (4,645 lines over 10,000
+    # games on 10 x 10). A game's lines are about geometric (sd ~ mean), so the mean of 200
+    # games has an sd of ~7% of it: +-40% is over 5 sd, and pi_0's few lines or a weak
+    # controller in a wrong file (Dellacherie's 2,400) are outside.
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "tetris" / "best-10x10.json"
+    got = run_json(capsys, "--policy", path, "--board", "small", "--games", 200, "--seed", 11)
+    assert got["board"] == [10, 10] and got["features"] == "dellacherie-thiery"
+    assert 4_645 * 0.6 < got["mean_lines"] < 4_645 * 1.4, got
