@@ -28,6 +28,7 @@ PAIRS = f"{RUN}/tetris_comparisons.csv"
 R = "benchmarks/results/"
 SPEED = R + "bench_tetris.txt"
 BEST = R + "tetris_best_10x10.txt"
+BEST_LARGE = R + "tetris_best_10x20.txt"
 
 
 def sessions(board: str) -> list[str]:
@@ -42,9 +43,14 @@ def _ci(mean: float, low: float, high: float) -> str:
     return f"{mean:,.0f} [{low:,.0f}, {high:,.0f}]"
 
 
+def _operator(variant: str) -> str:
+    """A variant's operator: its name (cbmpi, dpi), or CBMPI for a one-sweep experiment's."""
+    return "CBMPI" if variant.startswith("tetris") else variant.upper()
+
+
 def final_table(root: Path, final: str) -> str:
     """Per variant and scheme: the last and the best iteration's mean lines with intervals."""
-    rows = [[str(r["variant"]).upper(), r["scheme"], str(r["units"]),
+    rows = [[_operator(str(r["variant"])), r["scheme"], str(r["units"]),
              _ci(r["final"], r["final_low"], r["final_high"]),
              f"{_ci(r['best'], r['best_low'], r['best_high'])} (k = {r['best_iteration']})",
              f"{r['memory']:.0f}", f"{r['samples_per_iteration'] / 1e6:.2f} M"]
@@ -57,12 +63,11 @@ def final_table(root: Path, final: str) -> str:
 block("tetris-small-final", sources=[FINAL])(lambda root: final_table(root, FINAL))
 
 
-@block("tetris-small-pairs", sources=[PAIRS])
-def pairs_table(root: Path) -> str:
+def pairs_table(root: Path, pairs: str = PAIRS) -> str:
     """The pairs significant after Holm over the experiment's pairs, and how many were tested."""
-    c = read_csv(root, PAIRS)
+    c = read_csv(root, pairs)
     sig = c[c["significant"]].sort_values("p_holm")
-    rows = [[str(r["variant"]).upper(), r["better"], r["b"] if r["better"] == r["a"] else r["a"],
+    rows = [[_operator(str(r["variant"])), r["better"], r["b"] if r["better"] == r["a"] else r["a"],
              _ci(abs(r["diff"]), *sorted((abs(r["low"]), abs(r["high"])))) if
              r["low"] * r["high"] > 0 else _ci(abs(r["diff"]), float("nan"), float("nan")),
              f"{r['p_t']:.2g}", f"{r['p_wilcoxon']:.2g}", f"{r['p_holm']:.2g}"]
@@ -74,6 +79,14 @@ def pairs_table(root: Path) -> str:
         return head.replace(":\n\n", ".\n")
     return head + md_table(["operator", "better", "than", "difference in mean lines [95%]",
                             "p (t)", "p (Wilcoxon)", "p (Holm)"], rows, "lllrrrr") + "\n"
+
+
+block("tetris-small-pairs", sources=[PAIRS])(pairs_table)
+
+LARGE_RUN = RUNS["large"][0]
+LARGE_FINAL, LARGE_PAIRS = f"{LARGE_RUN}/tetris_final.csv", f"{LARGE_RUN}/tetris_comparisons.csv"
+block("tetris-large-final", sources=[LARGE_FINAL])(lambda root: final_table(root, LARGE_FINAL))
+block("tetris-large-pairs", sources=[LARGE_PAIRS])(lambda root: pairs_table(root, LARGE_PAIRS))
 
 
 @block("tetris-small-spread", sources=[FINAL])
@@ -98,6 +111,8 @@ def cpu_hours(root: Path, board: str) -> str:
 
 block("tetris-small-cpu-hours", sources=sessions("small"))(
     lambda root: cpu_hours(root, "small"))
+block("tetris-large-cpu-hours", sources=sessions("large"))(
+    lambda root: cpu_hours(root, "large"))
 block("tetris-best-10x10", sources=[BEST])(lambda root: quoted(root, BEST))
 
 
@@ -140,21 +155,24 @@ block("tetris-speed-gym-10x20", sources=[SPEED])(
     lambda root: speed_figure(root, "10 x 20", "tetris-gymnasium"))
 
 
-def best_rows(root: Path) -> dict[str, tuple[float, str]]:
-    """tetris_best_10x10.txt's rows: controller -> (fresh-games mean, 'mean +- half-width')."""
+def best_rows(root: Path, path: str = BEST) -> dict[str, tuple[float, str]]:
+    """tetris_best_*.txt's rows: controller -> (fresh-games mean, 'mean +- half-width')."""
     out = {}
-    for ln in read_text(root, BEST).splitlines():
+    for ln in read_text(root, path).splitlines():
         cells = [c.strip() for c in ln.strip().strip("|").split("|")]
         if len(cells) == 5 and "+-" in cells[3]:
             out[cells[0]] = (float(cells[3].split(" +-")[0].replace(",", "")), cells[3])
     return out
 
 
-def best_learned(root: Path) -> str:
+def best_learned(root: Path, path: str = BEST) -> str:
     """The best candidate's fresh-games score, 'mean +- half-width' (the one saved)."""
-    rows = best_rows(root)
+    rows = best_rows(root, path)
     return max((v for k, v in rows.items() if k.startswith("candidate")), key=lambda v: v[0])[1]
 
 
 block("tetris-best-10x10-score", sources=[BEST])(best_learned)
 block("tetris-dt10-10x10-score", sources=[BEST])(lambda root: best_rows(root)["DT-10"][1])
+block("tetris-best-10x20-score", sources=[BEST_LARGE])(
+    lambda root: best_learned(root, BEST_LARGE))
+block("tetris-best-10x20", sources=[BEST_LARGE])(lambda root: quoted(root, BEST_LARGE))
