@@ -29,6 +29,7 @@ R = "benchmarks/results/"
 SPEED = R + "bench_tetris.txt"
 BEST = R + "tetris_best_10x10.txt"
 BEST_LARGE = R + "tetris_best_10x20.txt"
+SHIPPED_LARGE = R + "tetris_best_10x20_shipped.txt"
 
 
 def sessions(board: str) -> list[str]:
@@ -176,3 +177,4 @@ block("tetris-dt10-10x10-score", sources=[BEST])(lambda root: best_rows(root)["D
 block("tetris-best-10x20-score", sources=[BEST_LARGE])(
     lambda root: best_learned(root, BEST_LARGE))
 block("tetris-best-10x20", sources=[BEST_LARGE])(lambda root: quoted(root, BEST_LARGE))
+block("tetris-shipped-10x20", sources=[SHIPPED_LARGE])(lambda root: quoted(root, SHIPPED_LARGE))
