@@ -116,6 +116,11 @@ def final_stats(root: Path, rel: str) -> pd.DataFrame:
     return stats[stats["iteration"] == stats["iteration"].max()].set_index("scheme")
 
 
+def cells(line: str) -> list[str]:
+    """The stripped cells of one Markdown table row."""
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
 def section_table(root: Path, rel: str, heading: str) -> pd.DataFrame:
     """The first Markdown table under the heading ``heading`` of ``rel``, as strings."""
     text = read_text(root, rel)
@@ -126,7 +131,7 @@ def section_table(root: Path, rel: str, heading: str) -> pd.DataFrame:
     rows: list[list[str]] = []
     for ln in text[start:].splitlines()[1:]:
         if ln.startswith("|"):
-            rows.append([c.strip() for c in ln.strip().strip("|").split("|")])
+            rows.append(cells(ln))
         elif rows:
             break
     if not lines or len(rows) < 2:

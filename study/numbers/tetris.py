@@ -5,8 +5,8 @@ Sources: the committed results folders of ``nsrl reproduce --preset tetris-small
 analysis files tetris_final.csv and tetris_comparisons.csv, each variant's sessions.jsonl with
 the workers' CPU seconds per shard), ``benchmarks/results/bench_tetris_csc.txt`` (the two fits
 on the same rollouts), ``benchmarks/results/bench_tetris.txt`` (the simulators' pieces per
-second) and ``benchmarks/results/tetris_best_10x10.txt`` (the best learned controller on
-fresh games).
+second) and ``benchmarks/results/tetris_best_*.txt`` (the best learned controllers, and the
+shipped ones on 10 x 20, on fresh games).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from study.numbers.registry import block
-from study.numbers.sources import md_table, quoted, read_csv, read_text
+from study.numbers.sources import cells, md_table, quoted, read_csv, read_text
 
 # board -> (its committed run, the run's variants' folders: "" for a one-sweep experiment)
 RUNS = {"small": ("docs/tetris/small_run", ("cbmpi", "dpi")),
@@ -61,8 +61,6 @@ def final_table(root: Path, final: str) -> str:
                      "samples per iteration"], rows, "llrrrrr")
 
 
-block("tetris-small-final", sources=[FINAL])(lambda root: final_table(root, FINAL))
-
 
 def pairs_table(root: Path, pairs: str = PAIRS) -> str:
     """The pairs significant after Holm over the experiment's pairs, and how many were tested."""
@@ -81,13 +79,6 @@ def pairs_table(root: Path, pairs: str = PAIRS) -> str:
     return head + md_table(["operator", "better", "than", "difference in mean lines [95%]",
                             "p (t)", "p (Wilcoxon)", "p (Holm)"], rows, "lllrrrr") + "\n"
 
-
-block("tetris-small-pairs", sources=[PAIRS])(pairs_table)
-
-LARGE_RUN = RUNS["large"][0]
-LARGE_FINAL, LARGE_PAIRS = f"{LARGE_RUN}/tetris_final.csv", f"{LARGE_RUN}/tetris_comparisons.csv"
-block("tetris-large-final", sources=[LARGE_FINAL])(lambda root: final_table(root, LARGE_FINAL))
-block("tetris-large-pairs", sources=[LARGE_PAIRS])(lambda root: pairs_table(root, LARGE_PAIRS))
 
 
 @block("tetris-small-spread", sources=[FINAL])
@@ -110,11 +101,17 @@ def cpu_hours(root: Path, board: str) -> str:
     return f"{total / 3600:.1f}"
 
 
-block("tetris-small-cpu-hours", sources=sessions("small"))(
-    lambda root: cpu_hours(root, "small"))
-block("tetris-large-cpu-hours", sources=sessions("large"))(
-    lambda root: cpu_hours(root, "large"))
-block("tetris-best-10x10", sources=[BEST])(lambda root: quoted(root, BEST))
+for _board, (_run, _) in RUNS.items():
+    _final, _pairs = f"{_run}/tetris_final.csv", f"{_run}/tetris_comparisons.csv"
+    block(f"tetris-{_board}-final", sources=[_final])(
+        lambda root, final=_final: final_table(root, final))
+    block(f"tetris-{_board}-pairs", sources=[_pairs])(
+        lambda root, pairs=_pairs: pairs_table(root, pairs))
+    block(f"tetris-{_board}-cpu-hours", sources=sessions(_board))(
+        lambda root, board=_board: cpu_hours(root, board))
+for _name, _rel in (("tetris-best-10x10", BEST), ("tetris-best-10x20", BEST_LARGE),
+                    ("tetris-shipped-10x20", SHIPPED_LARGE)):
+    block(_name, sources=[_rel])(lambda root, rel=_rel: quoted(root, rel))
 
 
 def best_scheme(root: Path) -> pd.Series:
@@ -160,9 +157,9 @@ def best_rows(root: Path, path: str = BEST) -> dict[str, tuple[float, str]]:
     """tetris_best_*.txt's rows: controller -> (fresh-games mean, 'mean +- half-width')."""
     out = {}
     for ln in read_text(root, path).splitlines():
-        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
-        if len(cells) == 5 and "+-" in cells[3]:
-            out[cells[0]] = (float(cells[3].split(" +-")[0].replace(",", "")), cells[3])
+        row = cells(ln)
+        if len(row) == 5 and "+-" in row[3]:
+            out[row[0]] = (float(row[3].split(" +-")[0].replace(",", "")), row[3])
     return out
 
 
@@ -176,5 +173,3 @@ block("tetris-best-10x10-score", sources=[BEST])(best_learned)
 block("tetris-dt10-10x10-score", sources=[BEST])(lambda root: best_rows(root)["DT-10"][1])
 block("tetris-best-10x20-score", sources=[BEST_LARGE])(
     lambda root: best_learned(root, BEST_LARGE))
-block("tetris-best-10x20", sources=[BEST_LARGE])(lambda root: quoted(root, BEST_LARGE))
-block("tetris-shipped-10x20", sources=[SHIPPED_LARGE])(lambda root: quoted(root, SHIPPED_LARGE))
