@@ -1,0 +1,79 @@
+"""The powered family's learner variants rerun on today's operators (issue 46, item 4).
+
+``bigger-powered`` pins the rollout variants to the logistic fit their committed shards were
+computed with. This reruns the eight learner variants (LSTD-Q and rollouts + CSC, both
+domains, both sizes) with the operators' defaults of today: rollouts + CSC with the
+soft-label fit (``SoftmaxCSC``), LSTD-Q with the store's running sums. The exact and projected
+variants are not rerun (their operators did not change). Every shard of a variant comes from
+the one code version the script runs at: name it in ``provenance.toml`` when the variants
+are copied into ``docs/bigger/powered_run``, where ``bigger-powered`` then names the default
+fit (the fingerprints printed here are the ones it must give).
+
+The run is an ordinary resumable experiment (the same sweeps, names and fingerprints as the
+family with the default fit), so an interrupted run goes on with the same command. Each
+variant's ``sessions.jsonl`` keeps its shards' CPU and wall seconds; the family's wall on 2
+cores is the sum of the variants' walls (they run one after another).
+
+Run: ``python benchmarks/rerun_powered_fast.py --out results/powered-fast --jobs 2``
+(``--only grid-rollout-1e4,...`` to run some variants, ``--list`` to print them and stop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from nsrl.experiments.bigger import powered
+from nsrl.experiments.execution import run_experiment
+from nsrl.experiments.experiment import Experiment
+
+LEARNERS = ("lstdq", "rollout")
+
+
+def learner_family(only: tuple[str, ...] = ()) -> Experiment:
+    """``bigger-powered``'s learner variants with the operators' default fits."""
+    full = powered.EXPERIMENT
+    variants = {}
+    for name, change in full.variants.items():
+        if name.split("-")[1] not in LEARNERS or (only and name not in only):
+            continue
+        change = dict(change)
+        if name.split("-")[1] == "rollout":
+            change["operator"] = "rollout-csc"  # the default fit, no pinned classifier
+        variants[name] = change
+    unknown = set(only) - set(variants)
+    if unknown:
+        raise SystemExit(f"rerun_powered_fast: unknown learner variants {sorted(unknown)}; "
+                         f"choose among {sorted(variants)}.")
+    return Experiment(full.name, full.base, variants, full.question, None)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="results/powered-fast")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", default="", help="comma-separated variants")
+    parser.add_argument("--list", action="store_true", help="print variants and fingerprints")
+    args = parser.parse_args()
+    only = tuple(v for v in args.only.split(",") if v)
+    exp = learner_family(only)
+    for name, sweep in exp.sweeps().items():
+        print(f"{name:20s} {sweep.fingerprint()[:16]} operator {sweep.operator.name} "
+              f"{dict(sweep.operator.options)}")
+    if args.list:
+        return
+    start = time.perf_counter()
+
+    def on_sweep(variant, folder, result):
+        print(f"{variant}: done at {time.perf_counter() - start:.0f} s wall "
+              f"({json.dumps({k: v for k, v in result.items() if k in ('computed', 'complete')})})",
+              flush=True)
+
+    run_experiment(exp, Path(args.out), jobs=args.jobs, resume=True, on_sweep=on_sweep)
+    print(f"all variants: {time.perf_counter() - start:.0f} s wall")
+
+
+if __name__ == "__main__":
+    main()
