@@ -10,9 +10,10 @@ are copied into ``docs/bigger/powered_run``, where ``bigger-powered`` then names
 fit (the fingerprints printed here are the ones it must give).
 
 The run is an ordinary resumable experiment (the same sweeps, names and fingerprints as the
-family with the default fit), so an interrupted run goes on with the same command. Each
-variant's ``sessions.jsonl`` keeps its shards' CPU and wall seconds; the family's wall on 2
-cores is the sum of the variants' walls (they run one after another).
+family with the default fit), so an interrupted run goes on with the same command. Its
+variants share one pool of workers (the next variant's shards start as workers free up);
+each variant's ``sessions.jsonl`` keeps its shards' CPU seconds and their end times from the
+sitting's start, and the script prints the wall of the whole run.
 
 Run: ``python benchmarks/rerun_powered_fast.py --out results/powered-fast --jobs 2``
 (``--only grid-rollout-1e4,...`` to run some variants, ``--list`` to print them and stop).

@@ -118,17 +118,20 @@ def run_experiment(experiment: Experiment, out: str | Path, *, report: bool = Tr
 def _run_sweeps(checked: CheckedExperiment, report: bool, on_sweep: OnSweep | None,
                 options: dict) -> dict:
     """:func:`run_experiment` once it is checked (and ``out`` locked, with variants)."""
-    from nsrl.experiments.runner import start_checked
+    from nsrl.experiments.runner import start_pooled
 
     experiment, out = checked.experiment, checked.out
-    results = {}
-    for variant, sweep in checked.sweeps.items():
-        folder = experiment.folder(out, variant)
-        results[variant] = result = start_checked(sweep, folder, **options)
+    folders = {variant: experiment.folder(out, variant) for variant in checked.sweeps}
+
+    def done(variant: str, result: dict) -> None:  # as each sweep ends, the others running on
         if on_sweep is not None:
-            on_sweep(variant, folder, result)
+            on_sweep(variant, folders[variant], result)
         elif report and (result["done"] == result["total"] or not variant):
-            write_sweep_report(folder)  # a lone sweep's report also covers a partial run
+            write_sweep_report(folders[variant])  # a lone sweep's report also covers a partial run
+
+    pooled = start_pooled({v: (sweep, folders[v]) for v, sweep in checked.sweeps.items()},
+                          on_done=done, **options)
+    results = {variant: pooled[variant] for variant in checked.sweeps}  # in the variants' order
     complete = all(r["done"] == r["total"] for r in results.values())
     written = write_analysis(out, experiment) if complete and experiment.analysis else []
     return {"sweeps": results, "complete": complete, "written": written}
