@@ -50,20 +50,23 @@ def _sessions(out: Path) -> list[dict]:
     return [r for r in records if isinstance(r, dict)]
 
 
-def _wall_time(out: Path) -> tuple[float, int]:
-    """Total computing time over the sessions of sessions.jsonl, and their number.
+def _wall_time(out: Path) -> tuple[float, int, bool]:
+    """Total computing time over the sessions of sessions.jsonl, their number, pooled or not.
 
-    A session that ended (even by Ctrl-C or SIGTERM) has an "end" record; one that was
-    killed outright counts up to its last finished shard.
+    Pooled: a session shared its workers with other sweeps (an experiment's variants). A
+    session that ended (even by Ctrl-C or SIGTERM) has an "end" record; one that was killed
+    outright counts up to its last finished shard.
     """
     wall: dict[str, float] = {}
+    pooled = False
     for rec in _sessions(out):
         sid = str(rec.get("session"))
+        pooled = pooled or bool(rec.get("pooled"))
         if rec.get("event") == "end":
             wall[sid] = rec["wall_time"]
         elif rec.get("event") in ("start", "shard"):
             wall[sid] = max(wall.get(sid, 0.0), rec.get("elapsed", 0.0))
-    return sum(wall.values()), len(wall)
+    return sum(wall.values()), len(wall), pooled
 
 
 def _stopping(pm: pd.DataFrame) -> list[str]:
@@ -175,7 +178,7 @@ def summary_text(sweep, pm, overall, conditioned, coverage, n_common, out, obs) 
         out: the folder (its sessions.jsonl gives the times).
         obs: the observation table (:func:`nsrl.experiments.observations.observations`).
     """
-    wall, sessions = _wall_time(out)
+    wall, sessions, pooled = _wall_time(out)
     q = sweep.quality
     final = final_summary(overall, pm, higher=q.higher)
     mdps = "MDPs" if q.exact else "replicates"  # an env has no random instance to draw
@@ -193,7 +196,8 @@ def summary_text(sweep, pm, overall, conditioned, coverage, n_common, out, obs) 
         + (f" ({n_common} per instance)." if n_common else "."),
         *([f"- **Excluded**: {coverage.problem()}."] if coverage.excluded else []),
         f"- Wall time of the computation: {wall:.0f} s over {sessions} session(s) "
-        f"(see sessions.jsonl).",
+        + ("(workers shared with the experiment's other variants; " if pooled else "(")
+        + "see sessions.jsonl).",
     ]
     cpu, n_cpu, projected = _cpu(out, sweep)
     if n_cpu:

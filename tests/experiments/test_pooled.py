@@ -36,13 +36,15 @@ def alone(tmp_path_factory):
 
 
 def test_pooled_sweeps_give_each_sweeps_results_as_run_alone(tmp_path, alone):
-    result = run_experiment(EXPERIMENT, tmp_path, jobs=2, report=False, progress=False)
+    result = run_experiment(EXPERIMENT, tmp_path, jobs=2, progress=False)
     assert result["complete"] and list(result["sweeps"]) == ["a", "b"]
     for variant in ("a", "b"):
         pd.testing.assert_frame_equal(table(tmp_path / variant), alone[variant])
         start, *shards, end = sessions(tmp_path / variant)
         assert start["pooled"] is True and end["event"] == "end"
         assert len(shards) == end["computed"] == len(EXPERIMENT.sweeps()[variant].shards())
+        summary = (tmp_path / variant / "summary.md").read_text()
+        assert "workers shared with the experiment's other variants" in summary
 
 
 def _out_of_order(jobs, backend, scheduler, calls):
