@@ -69,6 +69,13 @@ def _wall_time(out: Path) -> tuple[float, int, bool]:
     return sum(wall.values()), len(wall), pooled
 
 
+def _discount(sweep) -> str:
+    """The sweep's gamma, where something uses it: a model, or an operator that takes one."""
+    if sweep.domain_entry.has_model or "gamma" in sweep.operator_entry.params:
+        return f"gamma {sweep.gamma:g}"
+    return f"gamma: the operator's own (the sweep's {sweep.gamma:g} is not used)"
+
+
 def _stopping(pm: pd.DataFrame) -> list[str]:
     """Fraction of runs stopped by CPI's rule at a few iterations.
 
@@ -187,7 +194,7 @@ def summary_text(sweep, pm, overall, conditioned, coverage, n_common, out, obs) 
         "",
         f"- Instances: {', '.join(f'{k} in {list(v)}' for k, v in sweep.grid) or 'one'}; "
         f"{sweep.n_mdps} {mdps} each, {sweep.n_runs} runs per {mdps[:-1]} "
-        f"and scheme, {sweep.n_iterations} iterations; gamma {sweep.gamma:g}, seed "
+        f"and scheme, {sweep.n_iterations} iterations; {_discount(sweep)}, seed "
         f"{sweep.seed}.",
         f"- Reading: {reading(sweep)} (docs/decisions.md).",
         f"- Quality: {q.describe(sweep.domain.name)}.",

@@ -148,6 +148,7 @@ def test_plot_gives_the_score_s_statistics_figures_and_summary(sequential, capsy
     assert (sequential / "expall.png").exists() and (sequential / "score_vs_samples.png").exists()
     summary = (sequential / "summary.md").read_text()
     assert "Monte-Carlo estimate, not an exact loss" in summary
+    assert "iterations; gamma 0.99, seed" in summary  # the env-rollouts operator takes it
     assert "the steps of each output policy (lower is better)" in summary
     assert "3 games of corridor per iteration and 6 at the last" in summary
     assert "greedy operator env-rollouts on its env (gamma 0.99, n_states 4, horizon 6)" in summary

@@ -34,7 +34,9 @@ def test_tetris_tiny_runs_every_scheme_and_dpi_the_same_on_two_workers(tmp_path,
     assert set(_shards(one / "dpi").scheme) == {"API"}
     for variant in ("cbmpi", "dpi"):
         pd.testing.assert_frame_equal(_shards(one / variant), _shards(two / variant))
-    assert "lines" in (one / "cbmpi" / "summary.md").read_text()
+    summary = (one / "cbmpi" / "summary.md").read_text()
+    assert "lines" in summary
+    assert "gamma: the operator's own (the sweep's 0.99 is not used)" in summary  # games end
     final = pd.read_csv(one / "tetris_final.csv")  # the experiment's analysis, both variants
     assert set(final.variant) == {"cbmpi", "dpi"} and (one / "tetris_curves.png").exists()
     assert "Holm over all 21 pairs" in (one / "tetris.md").read_text()
