@@ -104,7 +104,8 @@ def main() -> None:
         policy = rebuild(experiment, row)
         controller = controller_of(policy)
         mean, ci = evaluate(controller, args.games, width, height, args.jobs)
-        where = (f"{row['variant']} unit {int(row['mdp'])}, {row['scheme']}, iteration "
+        variant = f"{row['variant']} " if row["variant"] else ""  # "": a one-sweep preset
+        where = (f"{variant}unit {int(row['mdp'])}, {row['scheme']}, iteration "
                  f"{int(row['iteration'])}")
         rows.append(f"| candidate {i + 1} | {where} | {row['score']:,.0f} ({int(row['games'])}) "
                     f"| {mean:,.0f} +- {ci:,.0f} | - |")
