@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from study.numbers.registry import block
-from study.numbers.sources import RUNS, md_table, num, read_text, repo_runs, runs, search
+from study.numbers.sources import RUNS, cells, md_table, num, read_text, repo_runs, runs, search
 
 R = "benchmarks/results/"
 QUIET = "bench_sweep_final_code.txt"  # the code of the paper run, nothing else running
@@ -80,10 +80,6 @@ def _rollouts(root: Path) -> str:
             f"{shipped} s (target: 0.2 s), {gym} s through per-step Gymnasium calls")
 
 
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
 def _table_rows(text: str, header_start: str) -> list[list[str]]:
     """Rows of every Markdown table whose header line starts with ``header_start``."""
     rows, inside = [], False
@@ -91,7 +87,7 @@ def _table_rows(text: str, header_start: str) -> list[list[str]]:
         if line.startswith(header_start):
             inside = True
         elif inside and line.startswith("|") and not line.startswith("|---"):
-            rows.append(_cells(line.split("|   (")[0] + "|"))
+            rows.append(cells(line.split("|   (")[0] + "|"))
         elif inside and not line.startswith("|"):
             inside = False
     return rows

@@ -27,7 +27,17 @@ import numpy as np
 import pandas as pd
 
 from study.numbers.registry import block
-from study.numbers.sources import listing, md_table, memo, num, read_csv, read_text, require, search
+from study.numbers.sources import (
+    cells,
+    listing,
+    md_table,
+    memo,
+    num,
+    read_csv,
+    read_text,
+    require,
+    search,
+)
 from study.numbers.tables import table_after
 
 R = "benchmarks/results/"
@@ -863,7 +873,7 @@ FEATURE_MAPS = R + "feature_maps_greedy.txt"
 @block("bigger-feature-maps", sources=[FEATURE_MAPS])
 def _feature_maps(root: Path) -> str:
     """The loss of the greedy step of v*'s projection on each map, on both domains."""
-    rows = [[c.strip() for c in ln.strip().strip("|").split("|")]
+    rows = [cells(ln)
             for ln in table_after(root, FEATURE_MAPS, "| model |").splitlines()]
     t = pd.DataFrame(rows[2:], columns=rows[0]).set_index("model")
     maps = [c for c in t.columns if c not in ("n_states", "pi_0")]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from study.numbers.registry import block
-from study.numbers.sources import listing, md_table, num, read_text, search
+from study.numbers.sources import cells, listing, md_table, num, read_text, search
 from study.numbers.tables import table_after
 
 CONSTANTS = "benchmarks/results/garnet_constants.txt"
@@ -24,7 +24,7 @@ ALL_POLICY = ["C(1,0)", "C(1,5)", "C(2,1,0)", "C(2,5,0)", "C(2,5,5)"]
 
 def constants(root: Path, rel: str = CONSTANTS) -> pd.DataFrame:
     """The constants by (n_S, b), as floats."""
-    rows = [[c.strip() for c in ln.strip().strip("|").split("|")]
+    rows = [cells(ln)
             for ln in table_after(root, rel, "| n_S | b | C_pi").splitlines()]
     table = pd.DataFrame(rows[2:], columns=[c.replace("\\", "") for c in rows[0]])
     table[["n_S", "b"]] = table[["n_S", "b"]].astype(int)
@@ -87,7 +87,7 @@ KL = "C_pi* (Kakade-Langford)"
 
 def measured(root: Path) -> pd.DataFrame:
     """bounds_measured.txt: one row per (Garnet, gamma, K, scheme), losses and bounds as floats."""
-    rows = [[c.strip() for c in ln.strip().strip("|").split("|")]
+    rows = [cells(ln)
             for ln in table_after(root, MEASURED, "| Garnet S,A,b,seed").splitlines()]
     table = pd.DataFrame(rows[2:], columns=rows[0])
     for col in ("final loss", "best bound"):

@@ -47,7 +47,7 @@ from study.numbers.bigger import (
     shard_events,
 )
 from study.numbers.registry import block
-from study.numbers.sources import listing, md_table, num, read_csv, read_text, search
+from study.numbers.sources import cells, listing, md_table, num, read_csv, read_text, search
 
 POWERED_DIR = "docs/bigger/powered_run/"
 PROVENANCE = POWERED_DIR + "provenance.toml"
@@ -208,12 +208,12 @@ def provenance_checks(root: Path) -> pd.DataFrame:
     """The rows of check_provenance.py's output: one per variant (and commit) rerun."""
     rows = []
     for line in read_text(root, CHECK).splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and len(cells) == 9 and cells[0] != "variant" and \
-                not cells[0].startswith("-"):
-            rows.append({"variant": cells[0], "commit": cells[1], "schemes": cells[2],
-                         "cpu": float(cells[3]), "max": float(cells[4]),
-                         "median": float(cells[5]), "verdict": cells[8]})
+        row = cells(line)
+        if line.startswith("|") and len(row) == 9 and row[0] != "variant" and \
+                not row[0].startswith("-"):
+            rows.append({"variant": row[0], "commit": row[1], "schemes": row[2],
+                         "cpu": float(row[3]), "max": float(row[4]),
+                         "median": float(row[5]), "verdict": row[8]})
     if not rows:
         raise ValueError(f"{CHECK} holds no row of benchmarks/check_provenance.py's table")
     return pd.DataFrame(rows)
@@ -496,9 +496,9 @@ def shard_bench(root: Path, rel: str) -> tuple[list[str], dict[str, list[str]]]:
     """
     rows = {}
     for line in read_text(root, rel).splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if line.startswith("|") and len(cells) == 6 and cells[1].replace(".", "").isdigit():
-            rows[cells[0]] = cells
+        row = cells(line)
+        if line.startswith("|") and len(row) == 6 and row[1].replace(".", "").isdigit():
+            rows[row[0]] = row
     total = rows.pop("all")
     if not all(r[5] == "True" for r in rows.values()):
         raise ValueError(f"{rel}: a scheme's final loss differs from before's")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from study.numbers.registry import block
-from study.numbers.sources import RUNS, md_table, num, read_csv, read_text, runs, search
+from study.numbers.sources import RUNS, cells, md_table, num, read_csv, read_text, runs, search
 from study.numbers.tables import table_after
 
 R = "benchmarks/results/"
@@ -39,7 +39,7 @@ BUDGETS = ("1e3", "3e3", "1e4", "3e4", "1e5", "3e5", "1e6", "1e7")
 
 
 def _rows(table: str) -> list[list[str]]:
-    return [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in table.splitlines()]
+    return [cells(ln) for ln in table.splitlines()]
 
 
 def panel(root: Path, key: str) -> pd.DataFrame:

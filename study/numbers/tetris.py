@@ -142,9 +142,9 @@ def speed_figure(root: Path, board: str, simulator: str = "nsrl batch engine") -
     ``board`` is e.g. '10 x 20'; the batch engine's first row is today's engine.
     """
     for ln in read_text(root, SPEED).splitlines():
-        cells = [c.strip() for c in ln.strip("|").split("|")]
-        if len(cells) > 4 and cells[0].startswith(simulator) and cells[1] == board:
-            return cells[3].split(" [")[0]
+        row = cells(ln)
+        if len(row) > 4 and row[0].startswith(simulator) and row[1] == board:
+            return row[3].split(" [")[0]
     raise ValueError(f"{SPEED} has no row of {simulator} on {board}")
 
 

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from study.numbers.registry import block
-from study.numbers.sources import quoted, search
+from study.numbers.sources import cells, quoted, search
 
 R = "benchmarks/results/"
 PEERS_IDLE = R + "bench_exact_peers_idle.txt"
@@ -189,7 +189,7 @@ def _call_cell(target: str, column: int):
     """A cell of the idle run's before/today table: column 1 before, 2 today (seconds)."""
     def render(root: Path) -> str:
         row = search(root, LSTDQ_CALL_IDLE, r"^\| " + target + r" \|.*$")[0]
-        return [c.strip() for c in row.strip("|").split("|")][column] + " s"
+        return cells(row)[column] + " s"
     return render
 
 
