@@ -102,3 +102,27 @@ def test_c_can_leave_out_the_sub_family_where_o6_says_differences_vanish():
     assert verdicts(pm)["C"] is False
     held = observations(pm, Criteria(skip_branching=(10,)))
     assert held.set_index("observation").loc["C", "holds"]
+
+
+def test_one_run_per_mdp_leaves_o1_not_judged_within_mdps_but_judged_across():
+    """One run per MDP has no within-MDP spread: O1 said False on stds of 0 before."""
+    pm = table().assign(std=0.0, runs=1)
+    row = observations(pm).set_index("observation").loc["O1"]
+    assert row["holds"] is None and "one run per MDP" in row["measured"]
+    from nsrl.experiments.observations import Criteria
+    across = observations(pm, Criteria(variability="across")).set_index("observation")
+    assert across.loc["O1", "holds"] is not None  # the spread of the MDPs' means
+
+
+def test_o6_with_one_value_of_b_is_judged_on_n_s_and_n_a_and_not_at_all_with_one_of_each():
+    pm = table()
+    one_b = pm[pm["branching"] == 2]
+    row = observations(one_b).set_index("observation").loc["O6"]
+    assert row["holds"] and "one value of b" in row["measured"]
+    shuffled = one_b.copy()  # a ranking that changes with n_S: the n_S clause fails
+    flip = shuffled["n_states"] == 200
+    shuffled.loc[flip, "mean"] = -shuffled.loc[flip, "mean"]
+    assert verdicts(shuffled)["O6"] is False
+    single = one_b[(one_b["n_states"] == 50) & (one_b["n_actions"] == 2)]
+    row = observations(single).set_index("observation").loc["O6"]
+    assert row["holds"] is None and "nothing to compare" in row["measured"]
