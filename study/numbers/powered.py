@@ -94,7 +94,7 @@ def _projection(root: Path) -> str:
     return (f"**{cpu_h:.1f} CPU-hours** ({by_size[10_000]:.1f} at 10^4, "
             f"{by_size[100_000]:.1f} at 10^5); **about {two:.0f} hours on 2 cores** "
             f"(efficiency {EFFICIENCY}); on Dask **about {dask:.1f} hours with "
-            f"{int(t['units'].max())} workers or more**: the runner takes the variants one "
+            f"{int(t['units'].max())} workers or more**: the runner then took the variants one "
             f"after another, so the wall is the sum of each variant's longest shard "
             f"(efficiency {DASK_EFFICIENCY}), the longest being {longest['variant']} "
             f"({num(longest['shard_cpu'], 0)} CPU s)")
