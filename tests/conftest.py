@@ -40,3 +40,24 @@ def registries_as_they_were():
         name = spec.partition(":")[0]
         if name not in modules:
             sys.modules.pop(name, None)
+
+
+
+@pytest.fixture
+def on_workers_path(monkeypatch):
+    """``on_workers_path(folder)``: importable here and in every worker process started next.
+
+    loky keeps its workers between tests, and a worker started before PYTHONPATH changed does
+    not see the change: they are shut down, so the next sweep starts fresh ones.
+    """
+    import os
+
+    from joblib.externals.loky import get_reusable_executor
+
+    def put(folder) -> None:
+        monkeypatch.syspath_prepend(str(folder))
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+            [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]))
+        get_reusable_executor().shutdown(wait=True)
+
+    return put

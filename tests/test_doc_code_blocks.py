@@ -76,12 +76,11 @@ def why_not_run(argv: list[str], folder: Path) -> str | None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
-def test_the_code_blocks_of_the_page_run_as_written(page, tmp_path, monkeypatch):
+def test_the_code_blocks_of_the_page_run_as_written(page, tmp_path, monkeypatch,
+                                                    on_workers_path):
     from nsrl.cli import build_parser, main
 
-    plugins = str(REPO / "tests" / "plugins")
-    monkeypatch.syspath_prepend(plugins)
-    monkeypatch.setenv("PYTHONPATH", plugins)  # the sweep's worker processes too
+    on_workers_path(REPO / "tests" / "plugins")  # the sweep's worker processes too
     monkeypatch.chdir(tmp_path)
     # The extending page's blocks are the example plugin's source: run them as that module, so
     # that loading the plugin later registers the same components again (the same code), not

@@ -53,11 +53,9 @@ operator = "randomised"
 
 
 @pytest.fixture
-def plugin_path(monkeypatch):
+def plugin_path(on_workers_path):
     """The plugin's folder importable here and in every child process (loky, Dask)."""
-    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(PLUGIN_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    on_workers_path(PLUGIN_DIR)
 
 
 def toml(tmp_path, text=SWEEP) -> str:

@@ -8,7 +8,6 @@ model, scored by the steps its games take (lower is better), with the plugin ope
 
 import dataclasses
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -45,16 +44,11 @@ final_games = 6
 
 
 @pytest.fixture
-def plugin_path(monkeypatch):
+def plugin_path(monkeypatch, on_workers_path):
     """The plugin's folder importable here and in every child process (loky, Dask)."""
-    from joblib.externals.loky import get_reusable_executor
-
-    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(PLUGIN_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    on_workers_path(PLUGIN_DIR)
     # an earlier test may have imported the plugin directly: loading it must register again
     monkeypatch.delitem(sys.modules, "nsrl_demo_plugin", raising=False)
-    get_reusable_executor().shutdown(wait=True)  # fresh workers see the PYTHONPATH
 
 
 @pytest.fixture
