@@ -93,7 +93,9 @@ def starts(games: int = 100) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True)
+# No cache=True: run as a script or through runpy (the tests), the module has no importable
+# name, and numba's cached code would fail to load on the next run ('<dynamic>').
+@numba.njit
 def _step(p: float, v: float, a: int) -> tuple[float, float, bool]:
     """One step of gymnasium's MountainCarEnv.step on a float64 state (same operations)."""
     v = v + ((a - 1) * FORCE + math.cos(3 * p) * (-GRAVITY))
@@ -104,12 +106,12 @@ def _step(p: float, v: float, a: int) -> tuple[float, float, bool]:
     return p, v, p >= GOAL and v >= 0
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _grow(x: np.ndarray) -> np.ndarray:
     return np.concatenate((x, np.empty_like(x)))
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _search(p0: float, v0: float, n: int, cap: int) -> tuple[int, np.ndarray]:
     """Breadth-first search with state merging on an n x n grid: (steps, actions) or (-1, [])."""
     dp, dv = (GOAL - MIN_POSITION) / n, 2 * MAX_SPEED / n
@@ -154,7 +156,7 @@ def shortest_path(start: np.ndarray, n: int, cap: int = CAP) -> tuple[int, np.nd
     return _search(float(start[0]), float(start[1]), int(n), int(cap))
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _lower(p_s: float, v_s: float, n_p: int, n_v: int, cap: int, exact: int) -> int:
     """The depth at which the covering by cells first touches the goal (see the docstring)."""
     P, V = np.array([p_s]), np.array([v_s])
