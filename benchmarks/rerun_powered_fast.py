@@ -38,12 +38,11 @@ def learner_family(only: tuple[str, ...] = ()) -> Experiment:
     full = powered.EXPERIMENT
     variants = {}
     for name, change in full.variants.items():
-        if name.split("-")[1] not in LEARNERS or (only and name not in only):
+        operator = name.split("-")[1]
+        if operator not in LEARNERS or (only and name not in only):
             continue
-        change = dict(change)
-        if name.split("-")[1] == "rollout":
-            change["operator"] = "rollout-csc"  # the default fit, no pinned classifier
-        variants[name] = change
+        variants[name] = {**change, "operator": "rollout-csc"} if operator == "rollout" \
+            else dict(change)  # rollouts: the default fit, no pinned classifier
     unknown = set(only) - set(variants)
     if unknown:
         raise SystemExit(f"rerun_powered_fast: unknown learner variants {sorted(unknown)}; "
@@ -69,8 +68,7 @@ def main() -> None:
 
     def on_sweep(variant, folder, result):
         print(f"{variant}: done at {time.perf_counter() - start:.0f} s wall "
-              f"({json.dumps({k: v for k, v in result.items() if k in ('computed', 'complete')})})",
-              flush=True)
+              f"({json.dumps({'computed': result['computed']})})", flush=True)
 
     run_experiment(exp, Path(args.out), jobs=args.jobs, resume=True, on_sweep=on_sweep)
     print(f"all variants: {time.perf_counter() - start:.0f} s wall")
