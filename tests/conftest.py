@@ -48,16 +48,23 @@ def on_workers_path(monkeypatch):
     """``on_workers_path(folder)``: importable here and in every worker process started next.
 
     loky keeps its workers between tests, and a worker started before PYTHONPATH changed does
-    not see the change: they are shut down, so the next sweep starts fresh ones.
+    not see the change: they are shut down, so the next sweep starts fresh ones. They are
+    shut down again after the test, so that no later test reuses a worker that imported the
+    folder's modules (a plugin that replaced a built-in, say).
     """
     import os
 
     from joblib.externals.loky import get_reusable_executor
+
+    used = []
 
     def put(folder) -> None:
         monkeypatch.syspath_prepend(str(folder))
         monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
             [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]))
         get_reusable_executor().shutdown(wait=True)
+        used.append(folder)
 
-    return put
+    yield put
+    if used:
+        get_reusable_executor().shutdown(wait=True)

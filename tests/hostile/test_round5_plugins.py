@@ -109,18 +109,14 @@ operator = {name = "exact"}
 '''
 
 
-def test_a_replaced_built_in_reaches_every_worker(tmp_path, monkeypatch):
+def test_a_replaced_built_in_reaches_every_worker(tmp_path, on_workers_path):
     """The sweep gives the same numbers with 1 and 2 workers, and they are the plugin's."""
-    import os
-
     import pandas as pd
 
     (tmp_path / "replacer.py").write_text(REPLACER)
     (tmp_path / "replaced.toml").write_text(REPLACED)
     (tmp_path / "builtin.toml").write_text(REPLACED.replace('plugins = ["replacer"]\n', ""))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    on_workers_path(tmp_path)  # fresh workers now, and none kept after the test
 
     def losses(preset, out, *options):
         args = ["reproduce", "--preset", str(tmp_path / preset), "--out", str(tmp_path / out),
@@ -129,13 +125,8 @@ def test_a_replaced_built_in_reaches_every_worker(tmp_path, monkeypatch):
         df = pd.read_parquet(tmp_path / out / "shards")
         return df.sort_values(["mdp", "scheme", "run", "iteration"])["loss"].to_numpy()
 
-    from joblib.externals.loky import get_reusable_executor
-
     built_in = losses("builtin.toml", "b", "--backend", "sequential")
     one = losses("replaced.toml", "one", "--backend", "sequential")
-    # loky reuses its workers between tests: fresh ones see the PYTHONPATH set above
-    get_reusable_executor().shutdown(wait=True)
     two = losses("replaced.toml", "two", "--jobs", "2")
-    get_reusable_executor().shutdown(wait=True)
     assert (one == two).all() and not (one == built_in).all()
     sys.modules.pop("replacer", None)
