@@ -27,6 +27,7 @@ from nsrl.experiments.safe_io import make_folder, remove_made
 from nsrl.experiments.storage import Store
 from nsrl.experiments.sweep import Sweep
 from nsrl.experiments.worker import compute_shard, shipped, without_engine
+from nsrl.params import user_stacklevel
 from nsrl.plugins import loaded_plugins
 
 
@@ -129,7 +130,7 @@ def start_pooled(sweeps: dict, *, jobs: int = 1, backend: str = "loky",
         slow = without_engine(sweep) if batched else []
         if slow:
             warnings.warn(f"no batched engine for {', '.join(slow)}: its runs use the reference "
-                          f"nsrl.run engine (exact, slower)", stacklevel=3)
+                          f"nsrl.run engine (exact, slower)", stacklevel=user_stacklevel())
     runs: dict[str, _SweepRun] = {}
     results: dict[str, dict] = {}
     failed = False

@@ -163,8 +163,9 @@ def test_a_scheme_without_engine_runs_on_the_reference_path(tmp_path, api_under_
     sweep = Sweep(name="occ", n_states=(40,), n_actions=(3,), branching=(2,), n_mdps=2,
                   n_runs=2, n_iterations=6, schemes=("api", "apiocc"))
     with pytest.warns(UserWarning, match="no batched engine for APIOcc: its runs use the "
-                                         "reference nsrl.run"):
+                                         "reference nsrl.run") as caught:
         run_sweep(sweep, tmp_path, jobs=2, progress=False)
+    assert caught[0].filename == __file__  # the warning names the caller's line
     df = table(tmp_path)
     shard = sweep.shards()[1]
     got = df[(df.mdp == shard.mdp) & (df.scheme == "APIOcc")]
