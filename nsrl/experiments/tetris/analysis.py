@@ -94,6 +94,32 @@ def comparisons(tables: dict[str, pd.DataFrame], alpha: float = 0.05) -> pd.Data
     return out
 
 
+def label_places(published: dict[str, float], ylim: tuple[float, float],
+                 gap: float = 0.04) -> list[tuple[str, float, float]]:
+    """The published lines to draw: (label, value, x in axes fraction) for each value.
+
+    Equal values share one line and one label; a label closer than ``gap`` of the y-range
+    to one already placed at the same x moves left, so no two labels overlap.
+
+    Examples:
+        >>> label_places({"A": 20.0, "B": 12.0, "C": 20.0}, (0.0, 25.0))
+        [('B', 12.0, 1.0), ('A, C', 20.0, 1.0)]
+        >>> label_places({"A": 42.0, "B": 43.0}, (0.0, 45.0))
+        [('A', 42.0, 1.0), ('B', 43.0, 0.6)]
+    """
+    merged: dict[float, list[str]] = {}
+    for label, value in published.items():
+        merged.setdefault(value, []).append(label)
+    span = max(ylim[1] - ylim[0], 1e-12)
+    placed: list[tuple[str, float, float]] = []
+    for value in sorted(merged):
+        x = 1.0
+        while any(px == x and abs(value - pv) < gap * span for _, pv, px in placed):
+            x = round(x - 0.4, 10)
+        placed.append((", ".join(merged[value]), value, x))
+    return placed
+
+
 def plot(curve_by_variant: dict[str, pd.DataFrame], height: int, path: Path) -> Path:
     """Mean lines per iteration with 95% bands, one line per (variant, scheme), and the papers'."""
     import matplotlib
@@ -108,10 +134,12 @@ def plot(curve_by_variant: dict[str, pd.DataFrame], height: int, path: Path) -> 
             line, = ax.plot(part["iteration"], part["mean"], marker="o", ms=3, label=label)
             ax.fill_between(part["iteration"], part["low"], part["high"], alpha=0.15,
                             color=line.get_color())
-    for k, (label, value) in enumerate(PUBLISHED.get(height, {}).items()):
+    published = label_places(PUBLISHED.get(height, {}), ax.get_ylim())
+    for k, (label, value, x) in enumerate(published):
         ax.axhline(value, ls=(0, (4, 2 + k)), lw=1, color="0.35")
-        ax.annotate(label, (1, value), xycoords=("axes fraction", "data"), fontsize=7,
-                    ha="right", va="bottom", color="0.3")
+        ax.annotate(label, (x, value), xycoords=("axes fraction", "data"), fontsize=7,
+                    ha="right", va="bottom", color="0.3",
+                    bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 0.5})
     ax.set_xlabel("iteration")
     ax.set_ylabel("mean lines per game (higher is better)")
     ax.set_title(f"Tetris 10 x {height}: mean over units, 95% t-intervals")
