@@ -17,6 +17,7 @@ al. (JMLR 2015, section 6.2; Gabillon et al., NIPS 2013) for the same protocol, 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,7 @@ def comparisons(tables: dict[str, pd.DataFrame], alpha: float = 0.05) -> pd.Data
     return out
 
 
-def label_places(published: dict[str, float], ylim: tuple[float, float],
+def label_places(published: Mapping[str, float], ylim: tuple[float, float],
                  gap: float = 0.04) -> list[tuple[str, float, float]]:
     """The published lines to draw: (label, value, x in axes fraction) for each value.
 
