@@ -245,13 +245,11 @@ def _provenance_check(root: Path) -> str:
                         f"differs (median difference {r.median:.1g}, largest {r.max:.1g})"))
     cpu = ", ".join(f"{r.variant} {r.cpu:.0f}" for r in named.itertuples())
     left = committed(root)
-    left = left[left["done"] & ~left["variant"].isin(t["variant"])]
-    cheap = left[left["variant"].str.split("-").str[1].isin(["exact", "projected"])]
+    left = left[left["done"] & ~left["variant"].isin(named["variant"])]
     text = "; ".join(parts) + f" (CPU s per unit: {cpu})"
-    if len(cheap):
-        text += ("; not rerun: " + listing([f"{r.variant} ({num(r.cpu / r.units, 0)} CPU s a "
-                                            f"unit in the run)" for r in cheap.itertuples()])
-                 + ", and the learners' variants")
+    if len(left):
+        text += "; not rerun: " + listing([f"{r.variant} ({num(r.cpu / r.units, 0)} CPU s a "
+                                           f"unit in the run)" for r in left.itertuples()])
     return text
 
 
