@@ -33,6 +33,9 @@ class Experiment:
         question: what it answers, one line (the title of its table).
         analysis: ``analysis(out, experiment) -> [written paths]``, run once every sweep is
             complete (None: the per-folder report is the whole analysis).
+        analysis_reads: files of ``out`` that an earlier analysis wrote and a later one
+            reads back (a cache of values costly to recompute): linked, with the variants'
+            folders, into the folder the analysis runs in.
     """
 
     name: str
@@ -40,6 +43,7 @@ class Experiment:
     variants: dict = field(default_factory=dict)
     question: str = ""
     analysis: Callable | None = None
+    analysis_reads: tuple[str, ...] = ()
 
     def sweeps(self) -> dict[str, Sweep]:
         """Variant -> sweep (one sweep named ``""`` for an experiment without variants).

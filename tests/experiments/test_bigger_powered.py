@@ -1,5 +1,6 @@
 """The powered bigger family: its statistics on constructed frames, and a tiny run end to end."""
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -194,7 +195,7 @@ def test_the_registered_family_has_the_brief_s_design():
     assert {s.operator.name for s in fam.values()} == {"exact", "projected", "lstdq", "rollout-csc"}
 
 
-def test_the_tiny_family_runs_resumes_and_is_analysed_end_to_end(tmp_path):
+def test_the_tiny_family_runs_resumes_and_is_analysed_end_to_end(tmp_path, monkeypatch):
     out = tmp_path / "p"
     cmd = ["reproduce", "--preset", "bigger-powered-tiny", "--out", str(out), "--backend",
            "sequential", "--no-plot"]
@@ -239,6 +240,23 @@ def test_the_tiny_family_runs_resumes_and_is_analysed_end_to_end(tmp_path):
     assert carry.splitlines()[0].startswith(  # each domain names the sizes it pools
         "| observation | Garnets | grid world (25, 36) | mountain car (25, 36)")
     assert len(carry.splitlines()) == 2 + 7
+    # a later analysis reads pi_0's losses back instead of recomputing them ...
+    from nsrl.experiments import execution
+    from nsrl.experiments.bigger import analysis
+    pi0 = out / "bigger-powered-tiny_pi0.csv"
+    before = pi0.read_bytes()
+
+    def refused(*args, **kwargs):
+        raise AssertionError("pi_0's loss recomputed although its table was complete")
+    with monkeypatch.context() as m:
+        m.setattr(analysis, "exact_loss", refused)
+        execution.write_analysis(out, powered.TINY)
+    assert pi0.read_bytes() == before
+    # ... and an incomplete table is recomputed into a regular file, the same values
+    pd.read_csv(pi0).iloc[:-1].to_csv(pi0, index=False)
+    execution.write_analysis(out, powered.TINY)
+    assert not pi0.is_symlink()
+    assert pd.read_csv(pi0).equals(pd.read_csv(io.BytesIO(before)))
 
 
 def test_family_refuses_empty_units():

@@ -81,7 +81,8 @@ def family(name: str, units: dict[int, int], iterations: int, *, car_exact_units
                     "n_iterations": iterations, "schemes": schemes, **change}
     question = ("Section 5 on bigger structured domains, with replicated units, converged "
                 "curves, intervals and paired tests")
-    return Experiment(name, base, variants, question, analyse_powered)
+    return Experiment(name, base, variants, question, analyse_powered,
+                      analysis_reads=(f"{name}_pi0.csv",))
 
 
 EXPERIMENT = family("bigger-powered", UNITS, ITERATIONS, car_exact_units=CAR_EXACT_UNITS)
