@@ -1,19 +1,20 @@
 """The powered family's learner variants rerun on today's operators (issue 46, item 4).
 
-``bigger-powered`` pins the rollout variants to the logistic fit their committed shards were
-computed with. This reruns the eight learner variants (LSTD-Q and rollouts + CSC, both
-domains, both sizes) with the operators' defaults of today: rollouts + CSC with the
-soft-label fit (``SoftmaxCSC``), LSTD-Q with the store's running sums. The exact and projected
+The eight learner variants of ``bigger-powered`` (LSTD-Q and rollouts + CSC, both domains,
+both sizes), run with the operators' defaults: rollouts + CSC with the soft-label fit
+(``SoftmaxCSC``), LSTD-Q with the store's running sums. Until 216e9e0 the family pinned its
+rollout variants to the logistic fit their first shards were computed with; this script, run
+at 216e9e0 with the same override, recomputed seven of them (``provenance.toml`` says which),
+and ``bigger-powered`` has named the default fit since (the fingerprints printed are the
+family's own). The exact and projected
 variants are not rerun (their operators did not change). Every shard of a variant comes from
-the one code version the script runs at: name it in ``provenance.toml`` when the variants
-are copied into ``docs/bigger/powered_run``, where ``bigger-powered`` then names the default
-fit (the fingerprints printed here are the ones it must give).
+the one code version the script runs at: ``docs/bigger/powered_run/provenance.toml`` names it.
 
-The run is an ordinary resumable experiment (the same sweeps, names and fingerprints as the
-family with the default fit), so an interrupted run goes on with the same command. Its
-variants share one pool of workers (the next variant's shards start as workers free up);
-each variant's ``sessions.jsonl`` keeps its shards' CPU seconds and their end times from the
-sitting's start, and the script prints the wall of the whole run.
+The run is an ordinary resumable experiment (the family's sweeps, names and fingerprints), so
+an interrupted run goes on with the same command. Its variants share one pool of workers (the
+next variant's shards start as workers free up); each variant's ``sessions.jsonl`` keeps its
+shards' CPU seconds and their end times from the sitting's start, and the script prints the
+wall of the whole run.
 
 Run: ``python benchmarks/rerun_powered_fast.py --out results/powered-fast --jobs 2``
 (``--only grid-rollout-1e4,...`` to run some variants, ``--list`` to print them and stop).
@@ -34,15 +35,10 @@ LEARNERS = ("lstdq", "rollout")
 
 
 def learner_family(only: tuple[str, ...] = ()) -> Experiment:
-    """``bigger-powered``'s learner variants with the operators' default fits."""
+    """``bigger-powered``'s learner variants (all, or those named in ``only``)."""
     full = powered.EXPERIMENT
-    variants = {}
-    for name, change in full.variants.items():
-        operator = name.split("-")[1]
-        if operator not in LEARNERS or (only and name not in only):
-            continue
-        variants[name] = {**change, "operator": "rollout-csc"} if operator == "rollout" \
-            else dict(change)  # rollouts: the default fit, no pinned classifier
+    variants = {name: change for name, change in full.variants.items()
+                if name.split("-")[1] in LEARNERS and (not only or name in only)}
     unknown = set(only) - set(variants)
     if unknown:
         raise SystemExit(f"rerun_powered_fast: unknown learner variants {sorted(unknown)}; "

@@ -155,18 +155,24 @@ def test_a_dict_field_takes_a_table_with_string_keys_and_copies_it():
 
 
 def test_a_changed_default_keeps_the_results_it_produced():
-    """rollout-csc's default fit became the soft-label one: the logistic results keep theirs."""
+    """rollout-csc's default fit became the soft-label one: the logistic results keep theirs
+    (the ``bigger`` family's), and the powered family's rollouts, recomputed, name the new."""
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "docs/bigger/powered_run/grid-rollout-1e4/manifest.json"
-    manifest = json.loads(path.read_text())
+    docs = Path(__file__).parents[1] / "docs/bigger"
+    manifest = json.loads((docs / "full_run/grid-rollout/manifest.json").read_text())
     old = Sweep.from_dict(manifest["sweep"], record=True)  # written before the option existed
     assert old.operator_options()["classifier"] == "logistic"
     assert old.fingerprint() == manifest["fingerprint"]
-    pinned = EXPERIMENTS["bigger-powered"].sweeps()
+    pinned = EXPERIMENTS["bigger"].sweeps()
     assert manifest["fingerprint"] in {s.fingerprint() for s in pinned.values()}
     new = old.replace(operator={"name": "rollout-csc", "options": {"budget": 100_000}})
     assert new.operator_options()["classifier"] == "softmax"
     assert new.fingerprint() != manifest["fingerprint"]  # other policies: another sweep
     back = Sweep.from_dict(json.loads(json.dumps(new.to_dict())), record=True)
     assert back.fingerprint() == new.fingerprint()
+    rerun = json.loads((docs / "powered_run/grid-rollout-1e4/manifest.json").read_text())
+    fresh = Sweep.from_dict(rerun["sweep"], record=True)
+    assert fresh.operator_options()["classifier"] == "softmax"
+    assert fresh.fingerprint() == rerun["fingerprint"] \
+        == EXPERIMENTS["bigger-powered"].sweeps()["grid-rollout-1e4"].fingerprint()
