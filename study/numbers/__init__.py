@@ -14,6 +14,7 @@ from study.numbers import (  # noqa: F401  (each module registers its renderers)
     grid_transitions,
     paper,
     powered,
+    powered_rerun,
     presets,
     readings,
     sampled,

@@ -22,7 +22,7 @@ from study.numbers.sources import listing, md_table, memo, read_text
 
 RESULTS = "benchmarks/results/study_grid_rollout_budget.jsonl"
 FAMILY_BUDGET = 100_000  # the bigger family's transitions per call
-FAMILY_FIT = "logistic"  # the classifier of the family's committed results
+FAMILY_FIT = "logistic"  # the bigger family's classifier, and the powered family's first run's
 SHARD = shard_rel("grid", "rollout", FAMILY_BUDGET)
 SCHEMES = {"api": "API", "psdp": "PSDP"}
 SHARE, FIRST = lstdq.share, lstdq.first_within
@@ -142,7 +142,7 @@ def _family(root: Path) -> str:
             f"pi_0's loss; after the last, {last}")
     old = [f"{SHARE(r['losses'][-1], r['loss_pi0'])} ({SCHEMES[s]})"
            for (s, c), r in fam.items() if c == FAMILY_FIT]
-    return text + (f" ({FAMILY_FIT}, the family's fit: {listing(old)})" if old else "")
+    return text + (f" ({FAMILY_FIT}, the families' first fit: {listing(old)})" if old else "")
 
 
 @block("grid-rollout-budget-plateau", sources=[RESULTS])
