@@ -298,11 +298,16 @@ def _cost_ratio(root: Path) -> str:
 ROLLOUT_PROFILE = "benchmarks/results/profile_bigger_grid-rollout-1e4_10000.txt"
 
 
+def profile_share(root: Path, rel: str, part: str) -> str:
+    """The share ("91%") of a part of a shard's profile (``profile_bigger_shard.py``'s table)."""
+    return search(root, rel, r"^\|\s+" + re.escape(part) + r".*\| (\d+%) \|$")[1]
+
+
 @block("powered-rollout-profile", sources=[ROLLOUT_PROFILE])
 def _rollout_profile(root: Path) -> str:
     """Where a rollouts + CSC shard's time goes: the classifier's fits against the rest."""
     def share(part: str) -> str:
-        return search(root, ROLLOUT_PROFILE, r"^\|\s+" + re.escape(part) + r".*\| (\d+%) \|$")[1]
+        return profile_share(root, ROLLOUT_PROFILE, part)
     head = search(root, ROLLOUT_PROFILE, r"^# Profile of .*: (\d+) iterations .*, (\d+) schemes$")
     cpu = search(root, ROLLOUT_PROFILE, r"^shard: ([\d.]+) CPU s")[1]
     # cProfile's ncalls of scipy's L-BFGS driver (one per fit) and of the loss's gradient

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from study.numbers.powered import profile_share
 from study.numbers.registry import block
 from study.numbers.sources import listing, md_table, num, read_csv, read_text, search
 
@@ -204,7 +205,7 @@ LSTDQ_PROFILE = "benchmarks/results/profile_bigger_grid-lstdq-1e5_100000.txt"
 def _lstdq_profile(root: Path) -> str:
     """Where a grid-lstdq-1e5 shard's time goes (a tenth of its iterations, profiled)."""
     def share(part: str) -> str:
-        return search(root, LSTDQ_PROFILE, r"^\|\s+" + re.escape(part) + r".*\| (\d+%) \|$")[1]
+        return profile_share(root, LSTDQ_PROFILE, part)
 
     def own(function: str) -> float:  # cProfile's own time of one function
         return float(search(root, LSTDQ_PROFILE,
