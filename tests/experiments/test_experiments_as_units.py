@@ -34,9 +34,10 @@ def _named(change: dict) -> set:
             names |= {"domain", "n_actions", "branching"}
         elif key == "carried":
             names |= set(value)
-        elif key == "operator" and isinstance(value, dict):  # a spec: its name and options
+        elif key == "operator":  # a name or a spec: the operator and its options
             # (another operator declares other options: their table changes with it)
-            names |= {"operator", "operator_options", *value.get("options", {})}
+            options = value.get("options", {}) if isinstance(value, dict) else {}
+            names |= {"operator", "operator_options", *options}
         elif key == "schemes":  # specs: their names and the options they hold
             names |= {"schemes", "scheme_options"}
         else:
