@@ -6,9 +6,9 @@ both sizes), run with the operators' defaults: rollouts + CSC with the soft-labe
 rollout variants to the logistic fit their first shards were computed with; this script, run
 at 216e9e0 with the same override, recomputed seven of them (``provenance.toml`` says which),
 and ``bigger-powered`` has named the default fit since (the fingerprints printed are the
-family's own). The exact and projected
-variants are not rerun (their operators did not change). Every shard of a variant comes from
-the one code version the script runs at: ``docs/bigger/powered_run/provenance.toml`` names it.
+family's own). The exact and projected variants are not rerun (their operators did not
+change). Every shard of a variant comes from the one code version the script runs at:
+``docs/bigger/powered_run/provenance.toml`` names it.
 
 The run is an ordinary resumable experiment (the family's sweeps, names and fingerprints), so
 an interrupted run goes on with the same command. Its variants share one pool of workers (the

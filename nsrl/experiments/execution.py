@@ -173,16 +173,17 @@ def write_sweep_report(folder: str | Path) -> tuple[list[Path], Coverage]:
 def write_analysis(out: str | Path, experiment: Experiment) -> list[Path]:
     """Run ``experiment``'s analysis on ``out`` safely (as :func:`write_sweep_report`).
 
-    The variants' folders (or a lone sweep's results), and the files of an earlier analysis
-    it reads back (``experiment.analysis_reads``), are linked into the staging folder, where
-    the analysis reads them.
+    The variants' folders (or a lone sweep's results) are linked into the staging folder,
+    where the analysis reads them, and the files of an earlier analysis it reads back
+    (``experiment.analysis_reads``) are copied there.
     """
     from nsrl.experiments.locking import locked
     from nsrl.experiments.safe_io import staging
 
     if experiment.analysis is None:  # nothing to write
         return []
-    inputs = (*(tuple(experiment.variants) or REPORT_INPUTS), *experiment.analysis_reads)
-    with locked(out, "nsrl plot:"), staging(out, inputs) as stage:
+    inputs = tuple(experiment.variants) or REPORT_INPUTS
+    with locked(out, "nsrl plot:"), \
+            staging(out, inputs, copies=experiment.analysis_reads) as stage:
         written = experiment.analysis(stage, experiment)
     return [Path(out) / Path(p).name for p in written]

@@ -34,8 +34,8 @@ class Experiment:
         analysis: ``analysis(out, experiment) -> [written paths]``, run once every sweep is
             complete (None: the per-folder report is the whole analysis).
         analysis_reads: files of ``out`` that an earlier analysis wrote and a later one
-            reads back (a cache of values costly to recompute): linked, with the variants'
-            folders, into the folder the analysis runs in.
+            reads back (a cache of values costly to recompute): copied into the folder the
+            analysis runs in, beside the variants' folders.
     """
 
     name: str

@@ -201,14 +201,16 @@ def remove_made(made: list[Path]) -> None:
 
 
 @contextlib.contextmanager
-def staging(folder, inputs=()):
+def staging(folder, inputs=(), copies=()):
     """A fresh private folder inside ``folder`` whose outputs are moved into ``folder`` at the end.
 
     For writers that write several files straight into an output folder: run them on the
     staging folder instead, where nothing can be a user's file or a link planted in advance.
     The names in ``inputs`` (files or folders of ``folder``) are linked into it so that the
-    writer reads them where it expects. When the block ends without an exception, every
-    regular file the writer made is moved atomically into ``folder`` (a link at a target is
+    writer reads them where it expects; the files named in ``copies`` are copied in instead,
+    for a writer that may rewrite them (a cache it reads back), so that it never writes
+    through a link. When the block ends without an exception, every regular file in it (the
+    writer's, and the copies) is moved atomically into ``folder`` (a link at a target is
     refused); the staging folder is removed in any case.
 
     Yields:
@@ -221,6 +223,9 @@ def staging(folder, inputs=()):
         for name in inputs:
             if (folder / name).exists():
                 (stage / name).symlink_to(Path("..") / name)
+        for name in copies:
+            if (folder / name).is_file() and not (folder / name).is_symlink():
+                shutil.copyfile(folder / name, stage / name)
     except OSError as exc:
         raise output_error(exc, stage, "create") from None
     try:

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from study.numbers.powered import profile_share
+from study.numbers.powered import LEARNERS as NAMES
+from study.numbers.powered import POWERED_DIR as POWERED
+from study.numbers.powered import PROVENANCE, committed, profile_share
 from study.numbers.registry import block
 from study.numbers.sources import listing, md_table, num, read_csv, read_text, search
 
 RESULTS = "benchmarks/results/powered_rerun.csv"
-NAMES = {"lstdq": "LSTD-Q", "rollout": "rollouts + CSC"}
 
 
 def rows(root: Path) -> pd.DataFrame:
@@ -100,8 +101,7 @@ def _count(text: str) -> float:
 @block("powered-rerun-cpu", sources=[RESULTS])
 def _cpu(root: Path) -> str:
     """The learners' CPU in both runs, by operator (the variants rerun in full)."""
-    v = per_variant(root)
-    v = v[v["new_shards"] == v["old_shards"]]
+    v = per_variant(root).loc[rerun_variants(root)]
     v = v.assign(old=v["old_cpu_per_shard"] * v["old_shards"],
                  new=v["new_cpu_per_shard"] * v["new_shards"])
     by = v.groupby("operator")[["old", "new"]].sum()
@@ -111,11 +111,8 @@ def _cpu(root: Path) -> str:
             f"first run and {v['new'].sum() / 3600:.1f} in the rerun: {listing(parts)}")
 
 
-POWERED = "docs/bigger/powered_run/"
 LEARNERS = [f"{dom}-{op}-{size}" for size in ("1e4", "1e5") for dom in ("grid", "car")
-            for op in ("lstdq", "rollout")]
-OTHERS = [f"{dom}-{op}-{size}" for size in ("1e4", "1e5") for dom in ("grid", "car")
-          for op in ("exact", "projected")]
+            for op in NAMES]
 TARGET_HOURS = 4  # issue 31's target for the whole family on 2 cores
 
 
@@ -155,23 +152,21 @@ def rerun_sittings(root: Path) -> pd.DataFrame:
     return out
 
 
-def cpu(root: Path, variants: list[str]) -> float:
-    """The CPU seconds of the committed shards of ``variants``."""
-    return sum(e["cpu_seconds"] for v in variants for e in events(root, v)
-               if e["event"] == "shard")
+def cpu(root: Path) -> pd.Series:
+    """Variant -> the CPU seconds of its committed shards (:func:`powered.committed`)."""
+    return committed(root).set_index("variant")["cpu"]
 
 
-@block("powered-rerun-wall", sources=[RESULTS,
-                                      *(f"{POWERED}{v}/sessions.jsonl" for v in LEARNERS),
-                                      *(f"{POWERED}{v}/sessions.jsonl" for v in OTHERS)])
+@block("powered-rerun-wall", sources=[RESULTS, PROVENANCE,
+                                      *(f"{POWERED}{v}/sessions.jsonl" for v in LEARNERS)])
 def _wall(root: Path) -> str:
     """The rerun's measured wall and what the whole family costs on today's operators."""
     s = rerun_sittings(root)
     wall, used = s["wall"].sum(), s["cpu"].sum()
     jobs = int(s["jobs"].max())
     efficiency = used / (jobs * wall)
-    learners, others = cpu(root, LEARNERS), cpu(root, OTHERS)
-    family = learners + others
+    per = cpu(root)
+    family, others = per.sum(), per.drop(LEARNERS).sum()  # the exact and projected variants
     rerun = rerun_variants(root)
     first = [v for v in LEARNERS if v not in rerun]
     kept = f" ({listing(first)} at the first run's CPU)" if first else ""
@@ -188,14 +183,13 @@ def _wall(root: Path) -> str:
             f"{floor / efficiency:.1f} at the rerun's efficiency, {verdict}")
 
 
-@block("powered-rerun-lstdq-1e5", sources=[f"{POWERED}{v}/sessions.jsonl"
-                                           for v in (*LEARNERS, *OTHERS)])
+@block("powered-rerun-lstdq-1e5", sources=[PROVENANCE])
 def _lstdq_1e5(root: Path) -> str:
     """grid-lstdq-1e5's CPU per shard and share of the family's."""
-    shards = [e["cpu_seconds"] for e in events(root, "grid-lstdq-1e5") if e["event"] == "shard"]
-    family = cpu(root, [*LEARNERS, *OTHERS])
-    return (f"{num(sum(shards) / len(shards), 0)} CPU s a shard, "
-            f"{sum(shards) / family:.0%} of the family's CPU")
+    t = committed(root).set_index("variant")
+    mine = t.loc["grid-lstdq-1e5"]
+    return (f"{num(mine['cpu'] / mine['units'], 0)} CPU s a shard, "
+            f"{mine['cpu'] / t['cpu'].sum():.0%} of the family's CPU")
 
 
 LSTDQ_PROFILE = "benchmarks/results/profile_bigger_grid-lstdq-1e5_100000.txt"
