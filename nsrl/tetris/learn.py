@@ -114,13 +114,45 @@ def _choices(phi: np.ndarray, legal: np.ndarray, ends: np.ndarray, w: np.ndarray
 @numba.njit(cache=True)
 def _losses(phi: np.ndarray, legal: np.ndarray, ends: np.ndarray, costs: np.ndarray,
             w: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
-    # States outside, candidates inside: a state's features are read from memory once for
-    # the whole population (the loop is then bound by arithmetic, not by memory).
-    totals = np.zeros(w.shape[0])
+    # States outside, candidates innermost: a placement's features are read once for the
+    # whole population, and the loops over the candidates (contiguous in wt) run in SIMD
+    # lanes. Each candidate's score is summed in feature order from 0.0 and compared by
+    # _best's rule, so every candidate chooses what _best chooses, bit for bit.
+    n_pop, d = w.shape
+    wt = np.ascontiguousarray(w.T)
+    totals = np.zeros(n_pop)
+    best = np.empty(n_pop)
+    arg = np.zeros(n_pop, dtype=np.int64)
+    score = np.empty(n_pop)
     for i in range(phi.shape[0]):
-        for j in range(w.shape[0]):
-            totals[j] += costs[i, _best(phi, legal, ends, w[j], i)]
-    for j in range(w.shape[0]):
+        first = True
+        for a in range(phi.shape[1]):
+            if not legal[i, a]:
+                continue
+            if ends[i, a]:
+                score[:] = GAME_OVER_SCORE
+            else:
+                score[:] = 0.0
+                for k in range(d):
+                    f = phi[i, a, k]
+                    for j in range(n_pop):
+                        score[j] += f * wt[k, j]
+            if first:
+                best[:] = score
+                arg[:] = a
+                first = False
+            else:
+                for j in range(n_pop):
+                    if score[j] > best[j] + TIE_MARGIN:
+                        best[j] = score[j]
+                        arg[j] = a
+        if not first:
+            for j in range(n_pop):
+                totals[j] += costs[i, arg[j]]
+        else:
+            for j in range(n_pop):
+                totals[j] += costs[i, 0]
+    for j in range(n_pop):
         out[j] = totals[j] / max(phi.shape[0], 1)
 
 

@@ -174,5 +174,28 @@ def test_the_fits_choice_is_the_engines():
         w = SHIPPED[name].vector(10)
         engine = component_actions(states, Program.of(SHIPPED[name], 10))[:, 0]
         assert problem.choose(w).tolist() == engine.tolist()
-    population = np.stack([SHIPPED["dt-10"].vector(10), -SHIPPED["dt-20"].vector(10)])
-    assert problem.losses(population).tolist() == [problem.loss(w) for w in population]
+
+
+def test_the_populations_losses_are_the_chosen_placements_costs():
+    """CMA-ES's loss of each candidate is the mean cost of the placement ``choose`` plays.
+
+    Random costs, states with game-ending placements, and candidates that tie everywhere
+    (w = 0: the first legal placement) or on duplicated features: the compiled loop over
+    the population reads the same placement as the engine's rule, bit for bit.
+    """
+    from nsrl.tetris.learn import CSCProblem
+
+    states = _random_states(10, 10, 200, seed=6)
+    p = features_of_placements(states, "dellacherie-thiery")
+    legal = p.mask.astype(bool)
+    q = np.where(legal, np.random.default_rng(0).integers(0, 5, legal.shape), np.nan)
+    problem = CSCProblem(p.phi, legal, p.ends.astype(bool), q, p.names)
+    assert problem.ends.any() and (problem.costs > 0).any()
+    rng = np.random.default_rng(1)
+    population = np.vstack([rng.normal(size=(40, 9)), np.zeros((1, 9)),
+                            SHIPPED["dt-10"].vector(10), -SHIPPED["dt-20"].vector(10),
+                            np.eye(9)[:3]])
+    rows = np.arange(len(states))
+    expected = [problem.costs[rows, problem.choose(w)].mean() for w in population]
+    assert problem.losses(population).tolist() == expected
+    assert len(set(expected)) > 10  # the candidates differ: the check can fail
