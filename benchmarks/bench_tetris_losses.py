@@ -30,25 +30,9 @@ import nsrl
 from nsrl.greedy.base import Nu
 from nsrl.greedy.tetris import TetrisRollouts
 from nsrl.tetris.controllers import SHIPPED
-from nsrl.tetris.kernels import GAME_OVER_SCORE, TIE_MARGIN
+from nsrl.tetris.learn import _best  # the engine's rule for one candidate
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-@numba.njit(cache=True)
-def _best(phi, legal, ends, w, i):  # pragma: no cover - compiled
-    best, arg = -np.inf, 0
-    for a in range(phi.shape[1]):
-        if not legal[i, a]:
-            continue
-        score = GAME_OVER_SCORE
-        if not ends[i, a]:
-            score = 0.0
-            for k in range(w.shape[0]):
-                score += phi[i, a, k] * w[k]
-        if score > best + TIE_MARGIN or best == -np.inf:
-            best, arg = score, a
-    return arg
 
 
 @numba.njit(cache=True)
