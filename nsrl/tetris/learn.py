@@ -126,6 +126,7 @@ def _losses(phi: np.ndarray, legal: np.ndarray, ends: np.ndarray, costs: np.ndar
     score = np.empty(n_pop)
     for i in range(phi.shape[0]):
         first = True
+        arg[:] = 0  # a state without a legal placement reads placement 0, as _best does
         for a in range(phi.shape[1]):
             if not legal[i, a]:
                 continue
@@ -146,12 +147,8 @@ def _losses(phi: np.ndarray, legal: np.ndarray, ends: np.ndarray, costs: np.ndar
                     if score[j] > best[j] + TIE_MARGIN:
                         best[j] = score[j]
                         arg[j] = a
-        if not first:
-            for j in range(n_pop):
-                totals[j] += costs[i, arg[j]]
-        else:
-            for j in range(n_pop):
-                totals[j] += costs[i, 0]
+        for j in range(n_pop):
+            totals[j] += costs[i, arg[j]]
     for j in range(n_pop):
         out[j] = totals[j] / max(phi.shape[0], 1)
 
