@@ -2,6 +2,7 @@
 
     python benchmarks/tetris_step_quality.py [--target dt-10] [--repeats 6] [--calls 3]
                                              [--games 200] [--jobs 2] [--variants a,b]
+                                             [--out FILE]
 
 A learning curve mixes two things: how good the greedy step's policy is given its target, and
 how the targets drift. This isolates the first. The target is a fixed controller (DT-10 by
@@ -20,7 +21,7 @@ the loss does not tell the better player.
 
 The greedy policy of DT-10's value should score at least DT-10's own lines if the step were
 exact (policy improvement); how far below it the rows land is what the step loses to its
-estimates and its fit. Writes benchmarks/results/tetris_step_quality.txt.
+estimates and its fit. Writes ``--out`` (benchmarks/results/tetris_step_quality.txt).
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--variants", default="", help="comma-separated prefixes (default all)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "tetris_step_quality.txt")
     args = parser.parse_args()
     chosen = {k: v for k, v in VARIANTS.items()
               if not args.variants or any(k.startswith(p) for p in args.variants.split(","))}
@@ -94,7 +96,8 @@ def main() -> None:
         tetris_policy(target.features, target.vector(SIZE), width=SIZE, height=SIZE))
     head = [f"# python benchmarks/tetris_step_quality.py --target {args.target} --repeats "
             f"{args.repeats} --calls {args.calls} --games {args.games} --jobs {args.jobs}"
-            + (f" --variants '{args.variants}'" if args.variants else ""),
+            + (f" --variants '{args.variants}'" if args.variants else "")
+            + (f" --out {args.out}" if args.out != RESULTS / "tetris_step_quality.txt" else ""),
             f"{time.strftime('%Y-%m-%d %H:%M')}  {platform.machine()}, {os.cpu_count()} cpus, "
             f"load {os.getloadavg()[0]:.2f} at start; 10 x 10, B = 8 M, target "
             f"{args.target.upper()}: {own.mean:,.0f} +- {own.ci:,.0f} lines on the same games",
@@ -117,8 +120,8 @@ def main() -> None:
                     f"{np.mean([o[5] for o in out]):.1f} |")
         print(rows[-1], flush=True)
     text = "\n".join(head + rows + ["", f"load {os.getloadavg()[0]:.2f} at the end"])
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "tetris_step_quality.txt").write_text(text + "\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text + "\n")
 
 
 if __name__ == "__main__":
