@@ -12,8 +12,10 @@ shipped ones on 10 x 20, on fresh games).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from study.numbers.registry import block
@@ -123,8 +125,66 @@ def best_scheme(root: Path) -> pd.Series:
 block("tetris-small-best-scheme", sources=[FINAL])(lambda root: str(best_scheme(root)["scheme"]))
 block("tetris-small-best-mean", sources=[FINAL])(
     lambda root: f"{best_scheme(root)['final']:,.0f}")
-block("tetris-csc-table", sources=[R + "bench_tetris_csc.txt"])(
-    lambda root: quoted(root, R + "bench_tetris_csc.txt"))
+CSC = R + "bench_tetris_csc.txt"
+STEP = R + "tetris_step_quality.txt"
+STEP_LONG = R + "tetris_step_quality_calls8.txt"
+LOSSES = R + "bench_tetris_losses.txt"
+block("tetris-csc-table", sources=[CSC])(lambda root: quoted(root, CSC))
+
+
+@block("tetris-csc-cpu-ratio", sources=[CSC])
+def csc_cpu_ratio(root: Path) -> str:
+    """CMA-ES's mean fit CPU over the surrogate's, on bench_tetris_csc.txt's rows."""
+    rows = [cells(ln) for ln in read_text(root, CSC).splitlines() if ln.startswith("| ")]
+    seconds: dict[str, list[float]] = {"softmax": [], "CMA-ES": []}
+    for row in rows[1:]:  # the header row first
+        seconds[row[2].split(",")[0]].append(float(row[3]))
+    return f"{np.mean(seconds['CMA-ES']) / np.mean(seconds['softmax']):.0f}"
+
+
+block("tetris-step-table", sources=[STEP])(lambda root: quoted(root, STEP))
+
+
+def step_rows(root: Path, path: str = STEP) -> dict[str, list[str]]:
+    """tetris_step_quality.txt's rows by operator (its 9 cells)."""
+    rows = [cells(ln) for ln in read_text(root, path).splitlines() if ln.startswith("| ")]
+    return {row[0]: row for row in rows[1:]}
+
+
+@block("tetris-step-preset", sources=[STEP])
+def step_preset(root: Path) -> str:
+    """The preset's step from the target: mean lines [95%]."""
+    return step_rows(root)["preset (softmax, warm, m = 5)"][2]
+
+
+block("tetris-step-calls8", sources=[STEP_LONG])(
+    lambda root: step_rows(root, STEP_LONG)["preset (softmax, warm, m = 5)"][2])
+block("tetris-step-calls8-each", sources=[STEP_LONG])(
+    lambda root: step_rows(root, STEP_LONG)["preset (softmax, warm, m = 5)"][3])
+block("tetris-step-preset-each", sources=[STEP])(
+    lambda root: step_rows(root)["preset (softmax, warm, m = 5)"][3])
+
+
+@block("tetris-step-target", sources=[STEP])
+def step_target(root: Path) -> str:
+    """The target's own lines on the step study's games (its header line)."""
+    head = read_text(root, STEP).splitlines()[1]
+    return re.search(r"target [^:]+: ([\d,]+) \+-", head).group(1)  # type: ignore[union-attr]
+
+
+@block("tetris-step-losses", sources=[STEP])
+def step_losses(root: Path) -> str:
+    """The preset's L, fitted against the target's weights, on its rollouts and fresh ones."""
+    row = step_rows(root)["preset (softmax, warm, m = 5)"]
+    return (f"{row[4]} against {row[5]} on the call's own rollouts, {row[6]} against {row[7]} "
+            "on fresh ones")
+
+
+@block("tetris-losses-speedup", sources=[LOSSES])
+def losses_speedup(root: Path) -> str:
+    """bench_tetris_losses.txt's ratio of the previous kernel to today's."""
+    text = read_text(root, LOSSES)
+    return re.search(r"kernel is ([\d.]+)x faster", text).group(1)  # type: ignore[union-attr]
 
 
 @block("tetris-speed-table", sources=[SPEED])
