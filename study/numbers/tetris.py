@@ -26,7 +26,6 @@ RUNS = {"small": ("docs/tetris/small_run", ("cbmpi", "dpi")),
         "large": ("docs/tetris/large_run", ("",))}
 RUN = RUNS["small"][0]
 FINAL = f"{RUN}/tetris_final.csv"
-PAIRS = f"{RUN}/tetris_comparisons.csv"
 R = "benchmarks/results/"
 SPEED = R + "bench_tetris.txt"
 BEST = R + "tetris_best_10x10.txt"
@@ -34,10 +33,20 @@ BEST_LARGE = R + "tetris_best_10x20.txt"
 SHIPPED_LARGE = R + "tetris_best_10x20_shipped.txt"
 
 
+def per_variant(board: str, name: str) -> list[str]:
+    """The file ``name`` of each variant of the committed run of ``board``."""
+    run, variants = RUNS[board]
+    return ["/".join(filter(None, (run, variant, name))) for variant in variants]
+
+
 def sessions(board: str) -> list[str]:
     """The sessions files of the committed run of ``board``, one per variant."""
-    run, variants = RUNS[board]
-    return ["/".join(filter(None, (run, variant, "sessions.jsonl"))) for variant in variants]
+    return per_variant(board, "sessions.jsonl")
+
+
+def manifests(board: str) -> list[str]:
+    """The manifest files of the committed run of ``board``, one per variant."""
+    return per_variant(board, "manifest.json")
 
 
 def _ci(mean: float, low: float, high: float) -> str:
@@ -46,14 +55,23 @@ def _ci(mean: float, low: float, high: float) -> str:
     return f"{mean:,.0f} [{low:,.0f}, {high:,.0f}]"
 
 
-def _operator(variant: str) -> str:
-    """A variant's operator: its name (cbmpi, dpi), or CBMPI for a one-sweep experiment's."""
-    return "CBMPI" if variant.startswith("tetris") else variant.upper()
+def operators(root: Path, board: str) -> dict[str, str]:
+    """Each variant's operator name (CBMPI, DPI), by the name the analysis files give it.
+
+    A variant of a multi-sweep experiment is named by its folder, a one-sweep experiment's
+    by its sweep's name: both are read from the manifests.
+    """
+    out = {}
+    for rel, variant in zip(manifests(board), RUNS[board][1], strict=True):
+        sweep = json.loads(read_text(root, rel))["sweep"]
+        out[variant or sweep["name"]] = str(sweep["operator"]["name"]).upper()
+    return out
 
 
-def final_table(root: Path, final: str) -> str:
+def final_table(root: Path, board: str) -> str:
     """Per variant and scheme: the last and the best iteration's mean lines with intervals."""
-    rows = [[_operator(str(r["variant"])), r["scheme"], str(r["units"]),
+    final, names = f"{RUNS[board][0]}/tetris_final.csv", operators(root, board)
+    rows = [[names[str(r["variant"])], r["scheme"], str(r["units"]),
              _ci(r["final"], r["final_low"], r["final_high"]),
              f"{_ci(r['best'], r['best_low'], r['best_high'])} (k = {r['best_iteration']})",
              f"{r['memory']:.0f}", f"{r['samples_per_iteration'] / 1e6:.2f} M"]
@@ -64,11 +82,11 @@ def final_table(root: Path, final: str) -> str:
 
 
 
-def pairs_table(root: Path, pairs: str = PAIRS) -> str:
+def pairs_table(root: Path, board: str) -> str:
     """The pairs significant after Holm over the experiment's pairs, and how many were tested."""
-    c = read_csv(root, pairs)
+    c, names = read_csv(root, f"{RUNS[board][0]}/tetris_comparisons.csv"), operators(root, board)
     sig = c[c["significant"]].sort_values("p_holm")
-    rows = [[_operator(str(r["variant"])), r["better"], r["b"] if r["better"] == r["a"] else r["a"],
+    rows = [[names[str(r["variant"])], r["better"], r["b"] if r["better"] == r["a"] else r["a"],
              _ci(abs(r["diff"]), *sorted((abs(r["low"]), abs(r["high"])))) if
              r["low"] * r["high"] > 0 else _ci(abs(r["diff"]), float("nan"), float("nan")),
              f"{r['p_t']:.2g}", f"{r['p_wilcoxon']:.2g}", f"{r['p_holm']:.2g}"]
@@ -105,10 +123,10 @@ def cpu_hours(root: Path, board: str) -> str:
 
 for _board, (_run, _) in RUNS.items():
     _final, _pairs = f"{_run}/tetris_final.csv", f"{_run}/tetris_comparisons.csv"
-    block(f"tetris-{_board}-final", sources=[_final])(
-        lambda root, final=_final: final_table(root, final))
-    block(f"tetris-{_board}-pairs", sources=[_pairs])(
-        lambda root, pairs=_pairs: pairs_table(root, pairs))
+    block(f"tetris-{_board}-final", sources=[_final, *manifests(_board)])(
+        lambda root, board=_board: final_table(root, board))
+    block(f"tetris-{_board}-pairs", sources=[_pairs, *manifests(_board)])(
+        lambda root, board=_board: pairs_table(root, board))
     block(f"tetris-{_board}-cpu-hours", sources=sessions(_board))(
         lambda root, board=_board: cpu_hours(root, board))
 for _name, _rel in (("tetris-best-10x10", BEST), ("tetris-best-10x20", BEST_LARGE),
