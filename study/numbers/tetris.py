@@ -4,9 +4,11 @@ Sources: the committed results folders of ``nsrl reproduce --preset tetris-small
 ``--preset tetris-large`` (docs/tetris/small_run, docs/tetris/large_run: the experiment's
 analysis files tetris_final.csv and tetris_comparisons.csv, each variant's sessions.jsonl with
 the workers' CPU seconds per shard), ``benchmarks/results/bench_tetris_csc.txt`` (the two fits
-on the same rollouts), ``benchmarks/results/bench_tetris.txt`` (the simulators' pieces per
-second) and ``benchmarks/results/tetris_best_*.txt`` (the best learned controllers, and the
-shipped ones on 10 x 20, on fresh games).
+on the same rollouts), ``tetris_step_quality*.txt`` (one step from DT-10),
+``bench_tetris_losses.txt`` (CMA-ES's population kernel),
+``benchmarks/results/bench_tetris.txt`` (the simulators' pieces per second) and
+``benchmarks/results/tetris_best_*.txt`` (the best learned controllers, and the shipped ones
+on 10 x 20, on fresh games).
 """
 
 from __future__ import annotations
@@ -147,6 +149,7 @@ CSC = R + "bench_tetris_csc.txt"
 STEP = R + "tetris_step_quality.txt"
 STEP_LONG = R + "tetris_step_quality_calls8.txt"
 LOSSES = R + "bench_tetris_losses.txt"
+PRESET_ROW = "preset (softmax, warm, m = 5)"  # the step study's row of the preset's operator
 block("tetris-csc-table", sources=[CSC])(lambda root: quoted(root, CSC))
 
 
@@ -172,15 +175,15 @@ def step_rows(root: Path, path: str = STEP) -> dict[str, list[str]]:
 @block("tetris-step-preset", sources=[STEP])
 def step_preset(root: Path) -> str:
     """The preset's step from the target: mean lines [95%]."""
-    return step_rows(root)["preset (softmax, warm, m = 5)"][2]
+    return step_rows(root)[PRESET_ROW][2]
 
 
 block("tetris-step-calls8", sources=[STEP_LONG])(
-    lambda root: step_rows(root, STEP_LONG)["preset (softmax, warm, m = 5)"][2])
+    lambda root: step_rows(root, STEP_LONG)[PRESET_ROW][2])
 block("tetris-step-calls8-each", sources=[STEP_LONG])(
-    lambda root: step_rows(root, STEP_LONG)["preset (softmax, warm, m = 5)"][3])
+    lambda root: step_rows(root, STEP_LONG)[PRESET_ROW][3])
 block("tetris-step-preset-each", sources=[STEP])(
-    lambda root: step_rows(root)["preset (softmax, warm, m = 5)"][3])
+    lambda root: step_rows(root)[PRESET_ROW][3])
 
 
 @block("tetris-step-target", sources=[STEP])
@@ -193,7 +196,7 @@ def step_target(root: Path) -> str:
 @block("tetris-step-losses", sources=[STEP])
 def step_losses(root: Path) -> str:
     """The preset's L, fitted against the target's weights, on its rollouts and fresh ones."""
-    row = step_rows(root)["preset (softmax, warm, m = 5)"]
+    row = step_rows(root)[PRESET_ROW]
     return (f"{row[4]} against {row[5]} on the call's own rollouts, {row[6]} against {row[7]} "
             "on fresh ones")
 
