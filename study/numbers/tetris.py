@@ -27,7 +27,15 @@ from study.numbers.sources import cells, md_table, quoted, read_csv, read_text
 RUNS = {"small": ("docs/tetris/small_run", ("cbmpi", "dpi")),
         "large": ("docs/tetris/large_run", ("",))}
 RUN = RUNS["small"][0]
-FINAL = f"{RUN}/tetris_final.csv"
+ANALYSIS = {"final": "tetris_final.csv", "pairs": "tetris_comparisons.csv"}
+
+
+def analysis(board: str, kind: str) -> str:
+    """The experiment's analysis file of ``kind`` (final, pairs) in the run of ``board``."""
+    return f"{RUNS[board][0]}/{ANALYSIS[kind]}"
+
+
+FINAL = analysis("small", "final")
 R = "benchmarks/results/"
 SPEED = R + "bench_tetris.txt"
 BEST = R + "tetris_best_10x10.txt"
@@ -72,7 +80,7 @@ def operators(root: Path, board: str) -> dict[str, str]:
 
 def final_table(root: Path, board: str) -> str:
     """Per variant and scheme: the last and the best iteration's mean lines with intervals."""
-    final, names = f"{RUNS[board][0]}/tetris_final.csv", operators(root, board)
+    final, names = analysis(board, "final"), operators(root, board)
     rows = [[names[str(r["variant"])], r["scheme"], str(r["units"]),
              _ci(r["final"], r["final_low"], r["final_high"]),
              f"{_ci(r['best'], r['best_low'], r['best_high'])} (k = {r['best_iteration']})",
@@ -86,7 +94,7 @@ def final_table(root: Path, board: str) -> str:
 
 def pairs_table(root: Path, board: str) -> str:
     """The pairs significant after Holm over the experiment's pairs, and how many were tested."""
-    c, names = read_csv(root, f"{RUNS[board][0]}/tetris_comparisons.csv"), operators(root, board)
+    c, names = read_csv(root, analysis(board, "pairs")), operators(root, board)
     sig = c[c["significant"]].sort_values("p_holm")
     rows = [[names[str(r["variant"])], r["better"], r["b"] if r["better"] == r["a"] else r["a"],
              _ci(abs(r["diff"]), *sorted((abs(r["low"]), abs(r["high"])))) if
@@ -123,8 +131,8 @@ def cpu_hours(root: Path, board: str) -> str:
     return f"{total / 3600:.1f}"
 
 
-for _board, (_run, _) in RUNS.items():
-    _final, _pairs = f"{_run}/tetris_final.csv", f"{_run}/tetris_comparisons.csv"
+for _board in RUNS:
+    _final, _pairs = analysis(_board, "final"), analysis(_board, "pairs")
     block(f"tetris-{_board}-final", sources=[_final, *manifests(_board)])(
         lambda root, board=_board: final_table(root, board))
     block(f"tetris-{_board}-pairs", sources=[_pairs, *manifests(_board)])(
