@@ -166,6 +166,10 @@ class TetrisEnv(gym.Env):
         self._seed: int | None = None
         self._next_game = 0
 
+    def __repr__(self) -> str:
+        return (f"TetrisEnv(width={self.width}, height={self.height}, "
+                f"overflow={self.game.overflow!r})")
+
     def _obs(self) -> np.ndarray:
         obs = np.zeros(self.height * self.width + len(PIECE_NAMES), dtype=np.float32)
         obs[:self.height * self.width] = self.game.state.cells().reshape(-1)

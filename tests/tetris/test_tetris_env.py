@@ -96,6 +96,8 @@ def test_named_boards_and_render_modes():
     assert gym.spec("Tetris-v0").max_episode_steps is None
     with pytest.raises(ValueError, match="board should be 'small'"):
         gym.make("Tetris-v0", board="huge")
+    # the board in its repr (what `nsrl reproduce --check` prints of a shard's env)
+    assert repr(text.unwrapped) == "TetrisEnv(width=10, height=10, overflow='end')"
 
 
 def test_the_env_gives_the_features_of_every_placement():
