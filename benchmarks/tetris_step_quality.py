@@ -19,6 +19,10 @@ states and pieces): the
 target is a point of the policy class, so the two say whether the fit misses a lower loss or
 the loss does not tell the better player.
 
+With gamma = 1 the critic's horizon grows by m placements per call (its targets are m-step
+returns closed by the previous call's critic); ``--calls`` varies it, and the rows "critic
+decay d" (``critic_decay``, not the papers') bound it near m / (1 - d) placements.
+
 The greedy policy of DT-10's value should score at least DT-10's own lines if the step were
 exact (policy improvement); how far below it the rows land is what the step loses to its
 estimates and its fit. Writes ``--out`` (benchmarks/results/tetris_step_quality.txt).
@@ -53,6 +57,9 @@ VARIANTS: dict[str, dict] = {
     "no critic (m = 5)": {"critic": "none"},
     "DPI (m = 10, no critic)": {"m": 10, "critic": "none"},
     "no height mix": {"height_mix": False},
+    # not the papers': the critic's value at the cut discounted, its horizon near m / (1 - d)
+    "critic decay 0.7": {"critic_decay": 0.7},
+    "critic decay 0.85": {"critic_decay": 0.85},
 }
 
 

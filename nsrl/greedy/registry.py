@@ -331,7 +331,8 @@ with origin(BUILT_IN):
                       summary="rollouts + regression of Q (Ridge per action)")
     register_operator("cbmpi", _tetris("linear"),
                       {**TETRIS_PARAMS, "m": param(int, 5, ge=0),
-                       "critic_features": param(str, "dellacherie-thiery+rbf-heights+constant")},
+                       "critic_features": param(str, "dellacherie-thiery+rbf-heights+constant"),
+                       "critic_decay": param(float, 1.0, gt=0, le=1)},
                       sample_based=True, nbytes=_tetris_memory, env_id="Tetris-v0",
                       summary="Tetris: m-step rollouts, a linear critic, a linear policy (CBMPI)")
     register_operator("dpi", _tetris("none"), {**TETRIS_PARAMS, "m": param(int, 10, ge=0)},

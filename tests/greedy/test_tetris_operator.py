@@ -8,8 +8,9 @@ import pytest
 
 import nsrl
 from nsrl.engine import OperatorSpec
-from nsrl.greedy.tetris import TetrisRollouts, TetrisScore
+from nsrl.greedy.tetris import TetrisRollouts, TetrisScore, tetris_policy
 from nsrl.tetris import States, features_of_placements
+from nsrl.tetris.controllers import SHIPPED
 
 BOARD = {"width": 6, "height": 8}
 SMALL = {"budget": 30_000, "pool_games": 4, "pool_pieces": 2_000, "value_games": 4}
@@ -106,3 +107,23 @@ def test_cpi_plus_with_a_smallest_step_searches_on_tetris():
                     rng=np.random.default_rng(0))
     assert set(hist.steps.tolist()) <= {0.25, 0.5, 1.0}
     assert op.samples_used > sum(r.samples for r in op.records)  # the candidates' games
+
+
+def test_the_critic_decay_scales_the_critics_value_at_the_cut():
+    """Two calls on one fixed target (DU): call 2's Q are R + d T, where its returns R and the
+    tail T of call 1's critic are the same for every d (call 1 has no critic yet)."""
+    du = SHIPPED["du"]
+    target = tetris_policy(du.features, du.vector(BOARD["width"]), **BOARD)
+    q = {}
+    for decay in (1.0, 0.5, 0.25):
+        op = TetrisRollouts(_env(), m=2, critic_decay=decay, **SMALL)
+        rng = np.random.default_rng(3)
+        for _ in range(2):
+            op.greedy(target, nsrl.greedy.Nu(), rng)
+        q[decay] = op.last_problem.q[op.last_problem.legal]
+    tail = 2 * (q[1.0] - q[0.5])
+    assert np.abs(tail).max() > 1.0  # the critic adds lines somewhere
+    np.testing.assert_allclose(q[0.5] - q[0.25], tail / 4, atol=1e-9)
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="critic_decay should be a number in"):
+            TetrisRollouts(_env(), critic_decay=bad)

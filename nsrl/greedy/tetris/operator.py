@@ -18,7 +18,9 @@ One call, ``greedy(target, rho, rng)``:
    target's own placement in s, on ``critic_features`` of s_1 (D-T + the 5 height RBFs + a
    constant, the papers' best), its targets built with the previous call's critic, as the
    papers reuse the target's own rollout (JMLR 2015, footnote 4). Values are clipped at 0
-   (lines). The first call's critic is 0 (the papers' v_0): its Q are m-step returns.
+   (lines). The first call's critic is 0 (the papers' v_0): its Q are m-step returns. With
+   ``critic_decay`` below 1 (not the papers'), the critic's value at the cut is discounted by
+   it, which bounds the critic's horizon.
    DPI (``critic="none"``) keeps every rollout's lines alone.
 4. The policy: pi_w = argmax_a w . phi(s, a) on ``features``, w minimising the cost-sensitive
    loss L(w) = mean_s [max_a Q(s, a) - Q(s, pi_w(s))], by the softmax surrogate
@@ -99,6 +101,10 @@ class TetrisRollouts:
             (None: 15 x #features) and generations.
         warm_start: start each fit from the previous call's weights.
         value_games: games of ``value()``.
+        critic_decay: CBMPI's critic value at the cut is multiplied by this factor in (0, 1],
+            in the rollouts' Q and in the critic's own targets, so that its horizon, which
+            grows by m placements per call at 1 (the papers'), stays near m / (1 -
+            critic_decay) placements. 1: the papers' critic.
     """
 
     def __init__(self, env: Any, *, budget: int = 8_000_000, m: int = 5,
@@ -109,7 +115,8 @@ class TetrisRollouts:
                  pool_games: int = 20, pool_pieces: int = 50_000, height_mix: bool = True,
                  occupancy_games: int = 50, cmaes_sigma: float = 0.5,
                  cmaes_population: int | None = None, cmaes_iterations: int = 50,
-                 warm_start: bool = True, value_games: int = 20) -> None:
+                 warm_start: bool = True, value_games: int = 20,
+                 critic_decay: float = 1.0) -> None:
         self.width, self.height, self.overflow = board_of(env)
         for name, value, low in (("budget", budget, 1), ("m", m, 0), ("n_rollouts", n_rollouts, 1),
                                  ("pool_games", pool_games, 1), ("pool_pieces", pool_pieces, 1),
@@ -118,6 +125,10 @@ class TetrisRollouts:
                                  ("value_games", value_games, 1)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
                 raise ValueError(f"{name} should be an int >= {low}, got {value!r}.")
+        if isinstance(critic_decay, bool) or not isinstance(critic_decay, (int, float)) or \
+                not 0.0 < critic_decay <= 1.0:
+            raise ValueError(f"critic_decay should be a number in (0, 1] (1: the papers' "
+                             f"critic), got {critic_decay!r}.")
         for name, word, choices in (("critic", critic, CRITICS),
                                     ("rollout_states", rollout_states, STATES)):
             if word not in choices:
@@ -145,6 +156,7 @@ class TetrisRollouts:
         self.cmaes_sigma, self.cmaes_population = float(cmaes_sigma), cmaes_population
         self.cmaes_iterations = int(cmaes_iterations)
         self.warm_start, self.value_games = bool(warm_start), int(value_games)
+        self.critic_decay = float(critic_decay)
         self.gamma = 1.0  # games end: the lines are summed undiscounted
         self.samples_used = 0
         self.behaviour_samples = 0
@@ -201,8 +213,8 @@ class TetrisRollouts:
             tail = np.zeros(len(rows))
             if critic and self._critic is not None:
                 assert out.critic_phi is not None
-                tail = np.where(out.status == 0, np.maximum(out.critic_phi @ self._critic, 0.0),
-                                0.0)
+                tail = self.critic_decay * np.where(
+                    out.status == 0, np.maximum(out.critic_phi @ self._critic, 0.0), 0.0)
             ret = out.returns + tail
             q[rows, cols] += ret / self.n_rollouts
             samples += int(out.steps.sum())
