@@ -107,13 +107,7 @@ def play(ws: np.ndarray, rng: np.ndarray, piece: np.ndarray, lines: np.ndarray,
                     got, ended = apply_move(w, p, a // width, a % width, width, height, rule)
                     if not ended:
                         dt.fast_prepare(w, fs, width, height)
-                pieces[g] += 1
-                lines[g] += got
-                if ended:
-                    over[g] = True
-                    piece[g] = -1
-                else:
-                    piece[g] = next_piece(s)
+                settle(g, got, ended, s, pieces, lines, over, piece)
         return
     phi, scores, none_phi, none_ends, none_lines = _scratch(n_phi)
     for g in range(ws.shape[0]):
@@ -127,13 +121,20 @@ def play(ws: np.ndarray, rng: np.ndarray, piece: np.ndarray, lines: np.ndarray,
                      none_phi,
                      none_ends, none_lines)
             got, ended = apply_move(w, p, a // width, a % width, width, height, rule)
-            pieces[g] += 1
-            lines[g] += got
-            if ended:
-                over[g] = True
-                piece[g] = -1
-            else:
-                piece[g] = next_piece(s)
+            settle(g, got, ended, s, pieces, lines, over, piece)
+
+
+@numba.njit(cache=True, inline="always")
+def settle(g: int, got: int, ended: bool, s: np.ndarray, pieces: np.ndarray, lines: np.ndarray,
+           over: np.ndarray, piece: np.ndarray) -> None:  # pragma: no cover - compiled
+    """Count game g's placement and its ``got`` lines; end it, or draw its next piece from s."""
+    pieces[g] += 1
+    lines[g] += got
+    if ended:
+        over[g] = True
+        piece[g] = -1
+    else:
+        piece[g] = next_piece(s)
 
 
 @numba.njit(cache=True)

@@ -56,7 +56,7 @@ from nsrl.tetris.kernels import (
     layout,
     prepare,
 )
-from nsrl.tetris.moves import apply_move, load
+from nsrl.tetris.moves import apply_move, load, settle
 from nsrl.tetris.pieces import BOTTOM, HEIGHT, N_ORIENTATIONS, ROW_BITS, ROW_CELLS, WIDTH
 from nsrl.tetris.pieces_rng import next_piece, next_word, seed_stream
 from nsrl.tetris.scan import CHOOSE, scan
@@ -288,13 +288,7 @@ def play(ws: np.ndarray, rng: np.ndarray, mix: np.ndarray, piece: np.ndarray,
             a = choose(w, p, k, width, height, rule, need, index, weights, const, phi, scores,
                        none_phi, none_ends, none_lines)
             got, ended = apply_move(w, p, a // width, a % width, width, height, rule)
-            pieces[g] += 1
-            lines[g] += got
-            if ended:
-                over[g] = True
-                piece[g] = -1
-            else:
-                piece[g] = next_piece(s)
+            settle(g, got, ended, s, pieces, lines, over, piece)
 
 
 @numba.njit(cache=True)
