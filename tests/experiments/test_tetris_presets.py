@@ -71,6 +71,13 @@ def test_the_presets_are_the_papers_protocol():
     assert small["cbmpi"].operator.options["budget"] == 8_000_000
     assert small["cbmpi"].n_iterations == 10 and small["cbmpi"].n_mdps >= 10
     assert small["dpi"].operator.name == "dpi" and small["dpi"].scheme_names == ("API",)
+    papers = small["cbmpi-m2-cmaes"]  # CBMPI as NIPS 2013 ran it: m = 2, CMA-ES, no warm start
+    assert papers.operator.name == "cbmpi" and papers.scheme_names == ("API",)
+    assert papers.operator.options == {"budget": 8_000_000, "m": 2, "fit": "cmaes",
+                                       "warm_start": False}
+    decay = small["cbmpi-decay"]  # not the papers': the critic's horizon bounded
+    assert decay.operator.options == {"budget": 8_000_000, "critic_decay": 0.7}
+    assert decay.scheme_names == ("API",)
     large = load_experiment("tetris-large").sweeps()[""]
     assert large.operator.options["budget"] == 16_000_000 and large.n_iterations >= 6
     assert large.n_mdps >= 3 and large.estimate.final_games >= 20
