@@ -19,12 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from study.numbers.registry import block
-from study.numbers.sources import cells, md_table, quoted, read_csv, read_text
+from study.numbers.sources import cells, md_table, quoted, read_csv, read_text, require
 
 # board -> (its committed run, the run's variants' folders: "" for a one-sweep experiment)
-RUNS = {"small": ("docs/tetris/small_run", ("cbmpi", "dpi")),
+RUNS = {"small": ("docs/tetris/small_run", ("cbmpi", "dpi", "cbmpi-m2-cmaes", "cbmpi-decay")),
         "large": ("docs/tetris/large_run", ("",))}
 RUN = RUNS["small"][0]
 ANALYSIS = {"final": "tetris_final.csv", "pairs": "tetris_comparisons.csv"}
@@ -74,8 +75,21 @@ def operators(root: Path, board: str) -> dict[str, str]:
     out = {}
     for rel, variant in zip(manifests(board), RUNS[board][1], strict=True):
         sweep = json.loads(read_text(root, rel))["sweep"]
-        out[variant or sweep["name"]] = str(sweep["operator"]["name"]).upper()
+        out[variant or sweep["name"]] = operator_label(sweep["operator"])
     return out
+
+
+def operator_label(spec: dict) -> str:
+    """CBMPI, DPI: the operator's name, with the options set beside the budget (m, the fit)."""
+    options = {k: v for k, v in spec.get("options", {}).items() if k != "budget"}
+    said = [f"m = {options.pop('m')}"] if "m" in options else []
+    if options.pop("fit", "softmax") == "cmaes":
+        said.append("CMA-ES")
+    if not options.pop("warm_start", True):
+        said.append("cold")
+    said += [f"{k} = {v}" for k, v in sorted(options.items())]
+    name = str(spec["name"]).upper()
+    return f"{name} ({', '.join(said)})" if said else name
 
 
 def final_table(root: Path, board: str) -> str:
@@ -145,14 +159,113 @@ for _name, _rel in (("tetris-best-10x10", BEST), ("tetris-best-10x20", BEST_LARG
 
 
 def best_scheme(root: Path) -> pd.Series:
-    """The row of highest last-iteration mean under CBMPI's step."""
+    """The row of highest last-iteration mean under the preset's CBMPI step (every scheme)."""
     f = read_csv(root, FINAL)
-    return f[f["variant"] != "dpi"].sort_values("final", ascending=False).iloc[0]
+    return f[f["variant"] == "cbmpi"].sort_values("final", ascending=False).iloc[0]
 
 
 block("tetris-small-best-scheme", sources=[FINAL])(lambda root: str(best_scheme(root)["scheme"]))
 block("tetris-small-best-mean", sources=[FINAL])(
     lambda root: f"{best_scheme(root)['final']:,.0f}")
+# The variants that run API alone beside the preset's CBMPI: the papers' configuration
+# (m = 2, CMA-ES started afresh), the critic with a bounded horizon (not the papers'), DPI.
+SINGLE = {"papers": "cbmpi-m2-cmaes", "decay": "cbmpi-decay", "dpi": "dpi"}
+
+
+def unit_files(board: str, variant: str) -> list[str]:
+    """The shard files (one per unit) of ``variant`` in the committed run of ``board``."""
+    return [f"{RUNS[board][0]}/{variant}/shards/w10_h10_m{unit:03d}.parquet"
+            for unit in range(10)]
+
+
+def api_scores(root: Path, variant: str) -> pd.DataFrame:
+    """API's score per unit (rows) and iteration (columns) in ``variant`` of the small run."""
+    rows = pd.concat(pd.read_parquet(require(root, rel))
+                     for rel in unit_files("small", variant))
+    rows = rows[rows["scheme"] == "API"]
+    return rows.pivot_table(index="mdp", columns="iteration", values="score")
+
+
+def variant_row(root: Path, variant: str) -> dict:
+    """API's row of ``variant`` in the small board's final table."""
+    f = read_csv(root, FINAL)
+    return f[(f["variant"] == variant) & (f["scheme"] == "API")].iloc[0].to_dict()
+
+
+def against_preset(root: Path, variant: str, iteration: int) -> str:
+    """API of ``variant`` minus the preset's API at ``iteration``: Welch's t over the units.
+
+    The variants draw their own evaluation games, so the units are not paired across them.
+    """
+    a = api_scores(root, variant)[iteration].to_numpy()
+    b = api_scores(root, "cbmpi")[iteration].to_numpy()
+    test = stats.ttest_ind(a, b, equal_var=False)
+    low, high = test.confidence_interval(0.95)
+    return (f"{a.mean() - b.mean():+,.0f} lines [{low:+,.0f}, {high:+,.0f}], Welch's p = "
+            f"{test.pvalue:.2g}")
+
+
+COMPARED = {"papers": (5, 10), "decay": (5, 10), "dpi": (10,)}  # iterations compared
+
+
+@block("tetris-small-vs-preset-holm",
+       sources=[*(f for v in SINGLE.values() for f in unit_files("small", v)),
+                *unit_files("small", "cbmpi")])
+def against_preset_holm(root: Path) -> str:
+    """The Welch tests of the variants against the preset's API, Holm-corrected together."""
+    tests = {}
+    for key, variant in SINGLE.items():
+        for k in COMPARED[key]:
+            a = api_scores(root, variant)[k].to_numpy()
+            b = api_scores(root, "cbmpi")[k].to_numpy()
+            tests[f"{variant} at {k}"] = stats.ttest_ind(a, b, equal_var=False).pvalue
+    order = sorted(tests, key=tests.get)
+    holm, running = {}, 0.0
+    for i, name in enumerate(order):
+        running = max(running, min(1.0, (len(order) - i) * tests[name]))
+        holm[name] = running
+    return ", ".join(f"{name} {holm[name]:.2g}" for name in order)
+
+
+def curve_from(root: Path, variant: str, start: int) -> str:
+    """API's mean over the units at each iteration from ``start`` on, in ``variant``."""
+    means = api_scores(root, variant).mean()
+    return ", ".join(f"{means[k]:,.0f}" for k in means.index if k >= start)
+
+
+def variant_cpu_hours(root: Path, variant: str) -> str:
+    """The workers' CPU-hours of one variant of the small board's run."""
+    rel = f"{RUNS['small'][0]}/{variant}/sessions.jsonl"
+    total = sum(float(e["cpu_seconds"]) for e in map(json.loads, read_text(root, rel).splitlines())
+                if e.get("event") == "shard")
+    return f"{total / 3600:.1f}"
+
+
+for _key in ("papers", "decay"):
+    block(f"tetris-small-{_key}-cpu-hours",
+          sources=[f"{RUNS['small'][0]}/{SINGLE[_key]}/sessions.jsonl"])(
+        lambda root, v=SINGLE[_key]: variant_cpu_hours(root, v))
+for _key in ("papers", "decay", "cbmpi"):
+    _v = SINGLE.get(_key, _key)
+    block(f"tetris-small-{_key}-curve", sources=unit_files("small", _v))(
+        lambda root, v=_v: curve_from(root, v, 4))
+for _key, _variant in SINGLE.items():
+    for _k in COMPARED[_key]:
+        block(f"tetris-small-{_key}-vs-preset-{_k}",
+              sources=[*unit_files("small", _variant), *unit_files("small", "cbmpi")])(
+            lambda root, v=_variant, k=_k: against_preset(root, v, k))
+    if _key == "dpi":  # its row is in the table; the prose reads its comparison only
+        continue
+    block(f"tetris-small-{_key}-last", sources=[FINAL])(
+        lambda root, v=_variant: _ci(*(variant_row(root, v)[k]
+                                       for k in ("final", "final_low", "final_high"))))
+    block(f"tetris-small-{_key}-best", sources=[FINAL])(
+        lambda root, v=_variant: _ci(*(variant_row(root, v)[k]
+                                       for k in ("best", "best_low", "best_high"))))
+    block(f"tetris-small-{_key}-best-k", sources=[FINAL])(
+        lambda root, v=_variant: str(int(variant_row(root, v)["best_iteration"])))
+
+
 CSC = R + "bench_tetris_csc.txt"
 STEP = R + "tetris_step_quality.txt"
 STEP_LONG = R + "tetris_step_quality_calls8.txt"
@@ -186,10 +299,20 @@ def step_preset(root: Path) -> str:
     return step_rows(root)[PRESET_ROW][2]
 
 
-block("tetris-step-calls8", sources=[STEP_LONG])(
-    lambda root: step_rows(root, STEP_LONG)[PRESET_ROW][2])
-block("tetris-step-calls8-each", sources=[STEP_LONG])(
-    lambda root: step_rows(root, STEP_LONG)[PRESET_ROW][3])
+STEP_CALLS = {1: R + "tetris_step_quality_calls1.txt", 2: R + "tetris_step_quality_calls2.txt",
+              3: STEP, 5: R + "tetris_step_quality_calls5.txt", 8: STEP_LONG}
+
+
+@block("tetris-step-horizon", sources=list(STEP_CALLS.values()))
+def step_horizon(root: Path) -> str:
+    """The preset's step from the target after 1 to 8 calls: the critic's horizon grows."""
+    m = 5  # the preset's: the last call's critic was fitted calls - 1 times, m placements each
+    rows = [[str(calls), str(m * (calls - 1)), *step_rows(root, path)[PRESET_ROW][2:4]]
+            for calls, path in STEP_CALLS.items()]
+    return md_table(["calls", "critic's horizon (placements)",
+                     "last call's policy: mean lines [95%]", "per repeat"], rows, "rrrl")
+
+
 block("tetris-step-preset-each", sources=[STEP])(
     lambda root: step_rows(root)[PRESET_ROW][3])
 
