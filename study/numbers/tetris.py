@@ -22,7 +22,7 @@ import pandas as pd
 from scipy import stats
 
 from study.numbers.registry import block
-from study.numbers.sources import cells, md_table, quoted, read_csv, read_text, require
+from study.numbers.sources import cells, md_table, memo, quoted, read_csv, read_text, require
 
 # board -> (its committed run, the run's variants' folders: "" for a one-sweep experiment)
 RUNS = {"small": ("docs/tetris/small_run", ("cbmpi", "dpi", "cbmpi-m2-cmaes", "cbmpi-decay")),
@@ -139,10 +139,13 @@ def spread(root: Path) -> str:
 
 def cpu_hours(root: Path, board: str) -> str:
     """The workers' CPU-hours of the preset, summed over its shards (every variant)."""
-    total = sum(float(e["cpu_seconds"]) for rel in sessions(board)
-                for e in map(json.loads, read_text(root, rel).splitlines())
-                if e.get("event") == "shard")
-    return f"{total / 3600:.1f}"
+    return f"{sum(shard_cpu_seconds(root, rel) for rel in sessions(board)) / 3600:.1f}"
+
+
+def shard_cpu_seconds(root: Path, rel: str) -> float:
+    """The workers' CPU seconds of the shards recorded in the sessions file ``rel``."""
+    return sum(float(e["cpu_seconds"]) for e in map(json.loads, read_text(root, rel).splitlines())
+               if e.get("event") == "shard")
 
 
 for _board in RUNS:
@@ -178,6 +181,7 @@ def unit_files(board: str, variant: str) -> list[str]:
             for unit in range(10)]
 
 
+@memo
 def api_scores(root: Path, variant: str) -> pd.DataFrame:
     """API's score per unit (rows) and iteration (columns) in ``variant`` of the small run."""
     rows = pd.concat(pd.read_parquet(require(root, rel))
@@ -235,10 +239,8 @@ def curve_from(root: Path, variant: str, start: int) -> str:
 
 def variant_cpu_hours(root: Path, variant: str) -> str:
     """The workers' CPU-hours of one variant of the small board's run."""
-    rel = f"{RUNS['small'][0]}/{variant}/sessions.jsonl"
-    total = sum(float(e["cpu_seconds"]) for e in map(json.loads, read_text(root, rel).splitlines())
-                if e.get("event") == "shard")
-    return f"{total / 3600:.1f}"
+    rel = "/".join((RUNS["small"][0], variant, "sessions.jsonl"))
+    return f"{shard_cpu_seconds(root, rel) / 3600:.1f}"
 
 
 for _key in ("papers", "decay"):
