@@ -81,3 +81,19 @@ def test_the_presets_are_the_papers_protocol():
     large = load_experiment("tetris-large").sweeps()[""]
     assert large.operator.options["budget"] == 16_000_000 and large.n_iterations >= 6
     assert large.n_mdps >= 3 and large.estimate.final_games >= 20
+
+
+def test_the_curves_have_a_panel_per_variant_of_several_schemes(tmp_path):
+    from matplotlib.image import imread
+
+    from nsrl.experiments.tetris.analysis import plot
+
+    def curve(schemes):
+        return pd.DataFrame([{"scheme": s, "iteration": k, "mean": 100.0 * k, "low": 90.0 * k,
+                              "high": 110.0 * k} for s in schemes for k in (1, 2, 3)])
+
+    one = plot({"cbmpi": curve(["API", "PSDP"]), "dpi": curve(["API"])}, 10, tmp_path / "1.png")
+    two = plot({"cbmpi": curve(["API", "PSDP"]), "dpi": curve(["API"]),
+                "cbmpi-decay": curve(["API", "PSDP"])}, 10, tmp_path / "2.png")
+    (h1, w1, _), (h2, w2, _) = imread(one).shape, imread(two).shape
+    assert h1 == h2 and w2 == 2 * w1  # the API-only variant joins the first panel

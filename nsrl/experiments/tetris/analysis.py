@@ -122,30 +122,48 @@ def label_places(published: Mapping[str, float], ylim: tuple[float, float],
 
 
 def plot(curve_by_variant: dict[str, pd.DataFrame], height: int, path: Path) -> Path:
-    """Mean lines per iteration with 95% bands, one line per (variant, scheme), and the papers'."""
+    """Mean lines per iteration with 95% bands, one line per (variant, scheme), and the papers'.
+
+    One panel per variant that runs several schemes (the preset's first), each scheme in the
+    same colour in every panel; the variants that run one scheme are drawn in the first panel,
+    dashed, each in a colour of its own.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for variant, curve in curve_by_variant.items():
-        for scheme, part in curve.groupby("scheme", sort=False):
-            label = scheme if variant in ("", "cbmpi") else f"{scheme}, {variant.upper()}"
-            line, = ax.plot(part["iteration"], part["mean"], marker="o", ms=3, label=label)
-            ax.fill_between(part["iteration"], part["low"], part["high"], alpha=0.15,
-                            color=line.get_color())
-    published = label_places(PUBLISHED.get(height, {}), ax.get_ylim())
-    for k, (label, value, x) in enumerate(published):
-        ax.axhline(value, ls=(0, (4, 2 + k)), lw=1, color="0.35")
-        ax.annotate(label, (x, value), xycoords=("axes fraction", "data"), fontsize=7,
-                    ha="right", va="bottom", color="0.3",
-                    bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 0.5})
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("mean lines per game (higher is better)")
-    ax.set_title(f"Tetris 10 x {height}: mean over units, 95% t-intervals")
-    ax.legend(fontsize=7, ncol=2, loc="upper left")
-    ax.grid(alpha=0.3)
+    several = [v for v, c in curve_by_variant.items() if c["scheme"].nunique() > 1]
+    panels = several or list(curve_by_variant)[:1]
+    single = [v for v in curve_by_variant if v not in panels]
+    schemes = list(dict.fromkeys(s for c in curve_by_variant.values() for s in c["scheme"]))
+    colours = {s: f"C{k % 10}" for k, s in enumerate(schemes)}
+    fig, axes = plt.subplots(1, len(panels), figsize=(8 * len(panels), 5), sharey=True,
+                             squeeze=False)
+    for k, (ax, variant) in enumerate(zip(axes[0], panels, strict=True)):
+        drawn = [(variant, "-")] + ([(v, "--") for v in single] if k == 0 else [])
+        for name, style in drawn:
+            for scheme, part in curve_by_variant[name].groupby("scheme", sort=False):
+                colour = (colours[scheme] if name == variant
+                          else f"C{(len(schemes) + single.index(name)) % 10}")
+                label = scheme if name == variant else f"{scheme}, {name.upper()}"
+                ax.plot(part["iteration"], part["mean"], ls=style, marker="o", ms=3,
+                        label=label, color=colour)
+                ax.fill_between(part["iteration"], part["low"], part["high"], alpha=0.12,
+                                color=colour)
+        ax.set_xlabel("iteration")
+        ax.set_title(f"Tetris 10 x {height}" + (f", {variant.upper()}" if variant else "")
+                     + ": mean over units, 95% t-intervals", fontsize=10)
+        ax.legend(fontsize=7, ncol=2, loc="upper left")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("mean lines per game (higher is better)")
+    for ax in axes[0]:  # after every panel is drawn: the shared y-range is final
+        for j, (label, value, x) in enumerate(label_places(PUBLISHED.get(height, {}),
+                                                           ax.get_ylim())):
+            ax.axhline(value, ls=(0, (4, 2 + j)), lw=1, color="0.35")
+            ax.annotate(label, (x, value), xycoords=("axes fraction", "data"), fontsize=7,
+                        ha="right", va="bottom", color="0.3",
+                        bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 0.5})
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata={"Software": None})
     plt.close(fig)
