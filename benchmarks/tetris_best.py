@@ -1,7 +1,8 @@
 """The best learned Tetris controller of a preset's run, re-evaluated on fresh games.
 
     python benchmarks/tetris_best.py --results DIR --preset tetris-small [--candidates 5]
-                                     [--games 10000] [--jobs 2] [--save docs/tetris/best-10x10.json]
+                                     [--games 10000] [--jobs 2] [--variants cbmpi,dpi]
+                                     [--save docs/tetris/best-10x10.json]
 
 Among the outputs of the run in DIR that are one linear controller (memory 1: API's, CPI+'s
 after a full step, DPI's), the ``--candidates`` of highest score over the preset's evaluation
@@ -11,6 +12,9 @@ checked to score what the shard recorded. Each candidate then plays ``--games`` 
 (another seed than the run's evaluation games, so that picking the best of the first games
 does not bias its score), beside DU, BDU, DT-10 and DT-20 on the same games. The best one on
 the fresh games is saved in nsrl's controller format, for ``nsrl tetris play --policy``.
+``--variants`` limits the candidates to some variants of the preset (a run rebuilds only on
+the install that made it: the sums of its fits differ between builds of the numeric
+libraries, and a run is chaotic in them).
 Writes benchmarks/results/tetris_best_<board>.txt.
 """
 
@@ -38,10 +42,19 @@ PUBLISHED = {10: {"du": 3_800, "bdu": 4_200, "dt-10": 5_000, "dt-20": 4_300},
 FRESH_SEED = 7_777_777  # the fresh games' seed: not a seed of any preset's evaluation
 
 
-def candidates(results: Path, experiment, count: int) -> pd.DataFrame:
-    """The ``count`` single-controller outputs of highest recorded score, best first."""
+def candidates(results: Path, experiment, count: int,
+               variants: list[str] | None = None) -> pd.DataFrame:
+    """The ``count`` single-controller outputs of highest recorded score, best first.
+
+    ``variants``: only these variants' outputs (default every variant of the experiment).
+    """
+    known = list(experiment.sweeps())
+    unknown = sorted(set(variants or ()) - set(known))
+    if unknown:
+        raise ValueError(f"--variants: {unknown} are not variants of {experiment.name!r}; "
+                         f"its variants are {known}.")
     frames = []
-    for variant in experiment.sweeps():
+    for variant in variants or known:
         df = pd.read_parquet(experiment.folder(results, variant) / "shards")
         df["variant"] = variant
         frames.append(df)
@@ -86,21 +99,27 @@ def main() -> None:
     parser.add_argument("--shipped", default="du,bdu,dt-10,dt-20",
                         help="shipped controllers played on the same games, comma-separated "
                              "('' for none: on 10 x 20 each game of DT-20 is ~1 CPU-minute)")
+    parser.add_argument("--variants", default=None,
+                        help="the variants whose outputs are candidates, comma-separated "
+                             "(default every variant)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    variants = args.variants.split(",") if args.variants else None
     experiment = load_experiment(args.preset)
     sweep = next(iter(experiment.sweeps().values()))
     width, height = int(sweep.axis("width")[0]), int(sweep.axis("height")[0])
     start = time.process_time()
     rows = [f"# python benchmarks/tetris_best.py --results {args.results} --preset "
             f"{args.preset} --candidates {args.candidates} --games {args.games} --jobs "
-            f"{args.jobs} --shipped '{args.shipped}'", f"{time.strftime('%Y-%m-%d %H:%M')}, load "
+            f"{args.jobs} --shipped '{args.shipped}'"
+            + (f" --variants {args.variants}" if args.variants else ""),
+            f"{time.strftime('%Y-%m-%d %H:%M')}, load "
             f"{os.getloadavg()[0]:.2f} at start; board {width} x {height}; fresh games: "
             f"seed {FRESH_SEED}, games 0..{args.games - 1}", "",
             "| controller | from | recorded score (its games) | fresh games: mean lines "
             "(95%) | published |", "|---|---|---:|---:|---:|"]
     best, best_mean = None, -1.0
-    for i, row in candidates(args.results, experiment, args.candidates).iterrows():
+    for i, row in candidates(args.results, experiment, args.candidates, variants).iterrows():
         policy = rebuild(experiment, row)
         controller = controller_of(policy)
         mean, ci = evaluate(controller, args.games, width, height, args.jobs)

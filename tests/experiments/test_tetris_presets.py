@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from nsrl.cli import main
 from nsrl.experiments import load_experiment
@@ -50,6 +51,11 @@ def test_tetris_tiny_runs_every_scheme_and_dpi_the_same_on_two_workers(tmp_path,
     script["main"]()
     assert load_controller(best).features == "dellacherie-thiery"
     assert (tmp_path / "best.txt").read_text().count("| candidate") == 2
+    tiny = load_experiment("tetris-tiny")
+    assert set(script["candidates"](one, tiny, 50, ["dpi"]).variant) == {"dpi"}
+    assert set(script["candidates"](one, tiny, 50).variant) == {"cbmpi", "dpi"}
+    with pytest.raises(ValueError, match="not variants of 'tetris-tiny'"):
+        script["candidates"](one, tiny, 5, ["cbmpi", "papers"])
 
 
 def test_the_comparisons_call_the_scheme_of_more_lines_better():
