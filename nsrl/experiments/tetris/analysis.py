@@ -157,9 +157,10 @@ def plot(curve_by_variant: dict[str, pd.DataFrame], height: int, path: Path) -> 
         ax.legend(fontsize=7, ncol=2, loc="upper left")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("mean lines per game (higher is better)")
-    for ax in axes[0]:  # after every panel is drawn: the shared y-range is final
-        for j, (label, value, x) in enumerate(label_places(PUBLISHED.get(height, {}),
-                                                           ax.get_ylim())):
+    # After every panel is drawn: the shared y-range is final, and the same for all of them.
+    published = label_places(PUBLISHED.get(height, {}), axes[0][0].get_ylim())
+    for ax in axes[0]:
+        for j, (label, value, x) in enumerate(published):
             ax.axhline(value, ls=(0, (4, 2 + j)), lw=1, color="0.35")
             ax.annotate(label, (x, value), xycoords=("axes fraction", "data"), fontsize=7,
                         ha="right", va="bottom", color="0.3",
