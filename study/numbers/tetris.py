@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from nsrl.experiments.bigger.inference import interval
 from study.numbers.registry import block
 from study.numbers.sources import cells, md_table, memo, quoted, read_csv, read_text, require
 
@@ -387,3 +388,54 @@ block("tetris-best-10x10-score", sources=[BEST])(best_learned)
 block("tetris-dt10-10x10-score", sources=[BEST])(lambda root: best_rows(root)["DT-10"][1])
 block("tetris-best-10x20-score", sources=[BEST_LARGE])(
     lambda root: best_learned(root, BEST_LARGE))
+
+
+# A study beside the tetris-large preset (not a variant of it): API with the bounded critic
+# (critic_decay = 0.7) on 10 x 20, the preset's budget, units, iterations and games; its
+# sweep is the run's sweep.toml.
+LARGE_DECAY = "docs/tetris/large_decay_run"
+
+
+def large_files(run: str) -> list[str]:
+    """The shard files (one per unit) of a 10 x 20 run folder ``run``."""
+    return [f"{run}/shards/w10_h20_m{unit:03d}.parquet" for unit in range(4)]
+
+
+@memo
+def large_scores(root: Path, run: str, scheme: str = "API") -> pd.DataFrame:
+    """``scheme``'s lines per unit (rows) and iteration (columns) in the 10 x 20 run ``run``."""
+    rows = pd.concat(pd.read_parquet(require(root, rel)) for rel in large_files(run))
+    rows = rows[rows["scheme"] == scheme]
+    return rows.pivot_table(index="mdp", columns="iteration", values="score")
+
+
+def _interval(values: np.ndarray) -> str:
+    return _ci(*interval(values))
+
+
+@block("tetris-large-decay-curve",
+       sources=[*large_files(RUNS["large"][0]), *large_files(LARGE_DECAY)])
+def large_decay_curve(root: Path) -> str:
+    """API's mean lines per iteration on 10 x 20, the preset's critic and the bounded one."""
+    preset, decay = (large_scores(root, run) for run in (RUNS["large"][0], LARGE_DECAY))
+    rows = [[str(k), _interval(preset[k].to_numpy()), _interval(decay[k].to_numpy())]
+            for k in preset.columns]
+    return md_table(["iteration", "API, the preset's critic: mean lines [95%]",
+                     "API, critic_decay = 0.7: mean lines [95%]"], rows, "rrr")
+
+
+@block("tetris-large-decay-vs-preset",
+       sources=[*large_files(RUNS["large"][0]), *large_files(LARGE_DECAY)])
+def large_decay_vs_preset(root: Path) -> str:
+    """The bounded critic's API minus the preset's at the last iteration: Welch's t."""
+    preset, decay = (large_scores(root, run) for run in (RUNS["large"][0], LARGE_DECAY))
+    k = int(preset.columns.max())
+    a, b = decay[k].to_numpy(), preset[k].to_numpy()
+    test = stats.ttest_ind(a, b, equal_var=False)
+    low, high = test.confidence_interval(0.95)
+    return (f"{a.mean() - b.mean():+,.0f} lines [{low:+,.0f}, {high:+,.0f}], Welch's p = "
+            f"{test.pvalue:.2g}")
+
+
+block("tetris-large-decay-cpu-hours", sources=[f"{LARGE_DECAY}/sessions.jsonl"])(
+    lambda root: f"{shard_cpu_seconds(root, LARGE_DECAY + '/sessions.jsonl') / 3600:.1f}")
