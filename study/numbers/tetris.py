@@ -43,6 +43,7 @@ SPEED = R + "bench_tetris.txt"
 BEST = R + "tetris_best_10x10.txt"
 BEST_LARGE = R + "tetris_best_10x20.txt"
 SHIPPED_LARGE = R + "tetris_best_10x20_shipped.txt"
+BEST_LARGE_DECAY = R + "tetris_best_10x20_decay.txt"  # the bounded critic's study on 10 x 20
 
 
 def per_variant(board: str, name: str) -> list[str]:
@@ -158,7 +159,8 @@ for _board in RUNS:
     block(f"tetris-{_board}-cpu-hours", sources=sessions(_board))(
         lambda root, board=_board: cpu_hours(root, board))
 for _name, _rel in (("tetris-best-10x10", BEST), ("tetris-best-10x20", BEST_LARGE),
-                    ("tetris-shipped-10x20", SHIPPED_LARGE)):
+                    ("tetris-shipped-10x20", SHIPPED_LARGE),
+                    ("tetris-best-10x20-decay", BEST_LARGE_DECAY)):
     block(_name, sources=[_rel])(lambda root, rel=_rel: quoted(root, rel))
 
 
@@ -378,16 +380,23 @@ def best_rows(root: Path, path: str = BEST) -> dict[str, tuple[float, str]]:
     return out
 
 
-def best_learned(root: Path, path: str = BEST) -> str:
-    """The best candidate's fresh-games score, 'mean +- half-width' (the one saved)."""
-    rows = best_rows(root, path)
-    return max((v for k, v in rows.items() if k.startswith("candidate")), key=lambda v: v[0])[1]
+def best_learned(root: Path, *paths: str) -> str:
+    """The best candidate's fresh-games score, 'mean +- half-width', over the files ``paths``.
+
+    The files' fresh games are the same (one seed), so their candidates compare.
+    """
+    scores = [v for path in paths or (BEST,) for k, v in best_rows(root, path).items()
+              if k.startswith("candidate")]
+    return max(scores, key=lambda v: v[0])[1]
 
 
 block("tetris-best-10x10-score", sources=[BEST])(best_learned)
 block("tetris-dt10-10x10-score", sources=[BEST])(lambda root: best_rows(root)["DT-10"][1])
-block("tetris-best-10x20-score", sources=[BEST_LARGE])(
+block("tetris-best-10x20-preset-score", sources=[BEST_LARGE])(
     lambda root: best_learned(root, BEST_LARGE))
+# The board's best learned policy (docs/tetris/best-10x20.json): the preset's or the study's.
+block("tetris-best-10x20-score", sources=[BEST_LARGE, BEST_LARGE_DECAY])(
+    lambda root: best_learned(root, BEST_LARGE, BEST_LARGE_DECAY))
 
 
 # A study beside the tetris-large preset (not a variant of it): API with the bounded critic
