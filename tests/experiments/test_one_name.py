@@ -181,7 +181,9 @@ def test_every_committed_results_folder_loads_under_today_s_names(manifest):
         _, sweep = read_manifest(manifest.parent)
     assert sweep is not None and sweep.fingerprint() == data["fingerprint"]
     variant, run = manifest.parent.name, manifest.parent.parent.name
-    if variant == "large_run":  # a one-sweep experiment: the folder is the sweep's
+    if (manifest.parent / "sweep.toml").is_file():  # a study beside a preset: its sweep file
+        name = str(manifest.parent / "sweep.toml")
+    elif variant == "large_run":  # a one-sweep experiment: the folder is the sweep's
         name = "tetris-large"
     else:
         name = "paper" if variant == "paper" else f"tetris-small/{variant}" if tetris else \
