@@ -184,13 +184,25 @@ def unit_files(board: str, variant: str) -> list[str]:
             for unit in range(10)]
 
 
+def shard_scores(root: Path, files: list[str], scheme: str = "API") -> pd.DataFrame:
+    """``scheme``'s score per unit (rows) and iteration (columns) in the shard ``files``."""
+    rows = pd.concat(pd.read_parquet(require(root, rel)) for rel in files)
+    rows = rows[rows["scheme"] == scheme]
+    return rows.pivot_table(index="mdp", columns="iteration", values="score")
+
+
 @memo
 def api_scores(root: Path, variant: str) -> pd.DataFrame:
     """API's score per unit (rows) and iteration (columns) in ``variant`` of the small run."""
-    rows = pd.concat(pd.read_parquet(require(root, rel))
-                     for rel in unit_files("small", variant))
-    rows = rows[rows["scheme"] == "API"]
-    return rows.pivot_table(index="mdp", columns="iteration", values="score")
+    return shard_scores(root, unit_files("small", variant))
+
+
+def welch(a: np.ndarray, b: np.ndarray) -> str:
+    """``a`` minus ``b`` in lines, its 95% interval and p-value by Welch's t-test."""
+    test = stats.ttest_ind(a, b, equal_var=False)
+    low, high = test.confidence_interval(0.95)
+    return (f"{a.mean() - b.mean():+,.0f} lines [{low:+,.0f}, {high:+,.0f}], Welch's p = "
+            f"{test.pvalue:.2g}")
 
 
 def variant_row(root: Path, variant: str) -> dict:
@@ -204,12 +216,8 @@ def against_preset(root: Path, variant: str, iteration: int) -> str:
 
     The variants draw their own evaluation games, so the units are not paired across them.
     """
-    a = api_scores(root, variant)[iteration].to_numpy()
-    b = api_scores(root, "cbmpi")[iteration].to_numpy()
-    test = stats.ttest_ind(a, b, equal_var=False)
-    low, high = test.confidence_interval(0.95)
-    return (f"{a.mean() - b.mean():+,.0f} lines [{low:+,.0f}, {high:+,.0f}], Welch's p = "
-            f"{test.pvalue:.2g}")
+    return welch(api_scores(root, variant)[iteration].to_numpy(),
+                 api_scores(root, "cbmpi")[iteration].to_numpy())
 
 
 COMPARED = {"papers": (5, 10), "decay": (5, 10), "dpi": (10,)}  # iterations compared
@@ -411,11 +419,9 @@ def large_files(run: str) -> list[str]:
 
 
 @memo
-def large_scores(root: Path, run: str, scheme: str = "API") -> pd.DataFrame:
-    """``scheme``'s lines per unit (rows) and iteration (columns) in the 10 x 20 run ``run``."""
-    rows = pd.concat(pd.read_parquet(require(root, rel)) for rel in large_files(run))
-    rows = rows[rows["scheme"] == scheme]
-    return rows.pivot_table(index="mdp", columns="iteration", values="score")
+def large_scores(root: Path, run: str) -> pd.DataFrame:
+    """API's lines per unit (rows) and iteration (columns) in the 10 x 20 run ``run``."""
+    return shard_scores(root, large_files(run))
 
 
 def _interval(values: np.ndarray) -> str:
@@ -439,11 +445,7 @@ def large_decay_vs_preset(root: Path) -> str:
     """The bounded critic's API minus the preset's at the last iteration: Welch's t."""
     preset, decay = (large_scores(root, run) for run in (RUNS["large"][0], LARGE_DECAY))
     k = int(preset.columns.max())
-    a, b = decay[k].to_numpy(), preset[k].to_numpy()
-    test = stats.ttest_ind(a, b, equal_var=False)
-    low, high = test.confidence_interval(0.95)
-    return (f"{a.mean() - b.mean():+,.0f} lines [{low:+,.0f}, {high:+,.0f}], Welch's p = "
-            f"{test.pvalue:.2g}")
+    return welch(decay[k].to_numpy(), preset[k].to_numpy())
 
 
 block("tetris-large-decay-cpu-hours", sources=[f"{LARGE_DECAY}/sessions.jsonl"])(
