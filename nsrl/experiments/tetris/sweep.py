@@ -30,11 +30,11 @@ PAPERS = {"name": "cbmpi", "options": {"budget": 8_000_000, "m": 2, "fit": "cmae
                                        "warm_start": False}}
 # Not the papers': the preset's CBMPI with the critic's value at the cut discounted by 0.7,
 # which bounds the critic's horizon near m / (1 - 0.7) placements (it grows by m per call at
-# gamma = 1), API only.
+# gamma = 1), every scheme of the preset.
 DECAY = {"name": "cbmpi", "options": {"budget": 8_000_000, "critic_decay": 0.7}}
 SMALL_VARIANTS = {"cbmpi": {}, "dpi": {"operator": DPI, "schemes": ("api",)},
                   "cbmpi-m2-cmaes": {"operator": PAPERS, "schemes": ("api",)},
-                  "cbmpi-decay": {"operator": DECAY, "schemes": ("api",)}}
+                  "cbmpi-decay": {"operator": DECAY}}
 
 # The standard board: a policy near 20 M lines plays about 50 M pieces a game, so evaluation
 # dominates: 3 games after each iteration, 20 after the last. API (CBMPI) and the small board's
