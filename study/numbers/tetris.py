@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from nsrl.experiments.bigger.inference import interval
+from nsrl.experiments.bigger.inference import holm, interval
 from study.numbers.registry import block
 from study.numbers.sources import cells, md_table, memo, quoted, read_csv, read_text, require
 
@@ -192,9 +192,9 @@ def shard_scores(root: Path, files: list[str], scheme: str = "API") -> pd.DataFr
 
 
 @memo
-def api_scores(root: Path, variant: str) -> pd.DataFrame:
-    """API's score per unit (rows) and iteration (columns) in ``variant`` of the small run."""
-    return shard_scores(root, unit_files("small", variant))
+def scores(root: Path, variant: str, scheme: str = "API") -> pd.DataFrame:
+    """``scheme``'s score per unit (rows) and iteration (columns) in the small run's ``variant``."""
+    return shard_scores(root, unit_files("small", variant), scheme)
 
 
 def welch(a: np.ndarray, b: np.ndarray) -> str:
@@ -203,6 +203,11 @@ def welch(a: np.ndarray, b: np.ndarray) -> str:
     low, high = test.confidence_interval(0.95)
     return (f"{a.mean() - b.mean():+,.0f} lines [{low:+,.0f}, {high:+,.0f}], Welch's p = "
             f"{test.pvalue:.2g}")
+
+
+def api_scores(root: Path, variant: str) -> pd.DataFrame:
+    """API's score per unit and iteration in ``variant`` of the small run."""
+    return scores(root, variant, "API")
 
 
 def variant_row(root: Path, variant: str) -> dict:
@@ -234,12 +239,60 @@ def against_preset_holm(root: Path) -> str:
             a = api_scores(root, variant)[k].to_numpy()
             b = api_scores(root, "cbmpi")[k].to_numpy()
             tests[f"{variant} at {k}"] = stats.ttest_ind(a, b, equal_var=False).pvalue
-    order = sorted(tests, key=tests.get)
-    holm, running = {}, 0.0
-    for i, name in enumerate(order):
-        running = max(running, min(1.0, (len(order) - i) * tests[name]))
-        holm[name] = running
-    return ", ".join(f"{name} {holm[name]:.2g}" for name in order)
+    holm = holm_adjusted(tests)
+    return ", ".join(f"{name} {p:.2g}" for name, p in holm.items())
+
+
+def holm_adjusted(pvalues: dict[str, float]) -> dict[str, float]:
+    """Holm's adjustment of ``pvalues`` (nsrl's, as the experiments use), smallest p first."""
+    adjusted = dict(zip(pvalues, holm(np.array(list(pvalues.values()))), strict=True))
+    return dict(sorted(adjusted.items(), key=lambda item: pvalues[item[0]]))
+
+
+def decay_final(root: Path) -> pd.DataFrame:
+    """The bounded critic's rows of the small board's final table (every scheme)."""
+    f = read_csv(root, FINAL)
+    return f[f["variant"] == SINGLE["decay"]]
+
+
+@block("tetris-small-decay-schemes", sources=[FINAL, *unit_files("small", "cbmpi"),
+                                               *unit_files("small", SINGLE["decay"])])
+def decay_schemes(root: Path) -> str:
+    """Each scheme's last iteration with the bounded critic and the preset's: Welch, Holm.
+
+    The two variants draw their own evaluation games, so a scheme's units are not paired
+    across them; Holm's correction is over the schemes of the table.
+    """
+    f = read_csv(root, FINAL)
+    preset = f[f["variant"] == "cbmpi"].set_index("scheme")
+    rows, tests = [], {}
+    for r in decay_final(root).to_dict("records"):
+        a = scores(root, SINGLE["decay"], r["scheme"])[10].to_numpy()
+        b = scores(root, "cbmpi", r["scheme"])[10].to_numpy()
+        test = stats.ttest_ind(a, b, equal_var=False)
+        tests[r["scheme"]] = 1.0 if np.isnan(test.pvalue) else float(test.pvalue)
+        low, high = test.confidence_interval(0.95)
+        p = preset.loc[r["scheme"]]
+        rows.append([r["scheme"], _ci(p["final"], p["final_low"], p["final_high"]),
+                     _ci(r["final"], r["final_low"], r["final_high"]),
+                     f"{a.mean() - b.mean():+,.0f} [{low:+,.0f}, {high:+,.0f}]",
+                     f"{tests[r['scheme']]:.2g}"])
+    holm = holm_adjusted(tests)
+    rows = [[*row, f"{holm[row[0]]:.2g}"] for row in rows]
+    return md_table(["scheme", "preset: last iteration [95%]",
+                     "critic_decay = 0.7: last iteration [95%]", "difference [95%]",
+                     "Welch's p", "p (Holm, over the schemes)"], rows, "lrrrrr")
+
+
+def decay_best(root: Path) -> pd.Series:
+    """The bounded critic's scheme of highest last-iteration mean."""
+    return decay_final(root).sort_values("final", ascending=False).iloc[0]
+
+
+block("tetris-small-decay-best-scheme", sources=[FINAL])(
+    lambda root: str(decay_best(root)["scheme"]))
+block("tetris-small-decay-best-scheme-last", sources=[FINAL])(
+    lambda root: _ci(*(decay_best(root)[k] for k in ("final", "final_low", "final_high"))))
 
 
 def curve_from(root: Path, variant: str, start: int) -> str:
