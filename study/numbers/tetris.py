@@ -41,6 +41,7 @@ FINAL = analysis("small", "final")
 R = "benchmarks/results/"
 SPEED = R + "bench_tetris.txt"
 BEST = R + "tetris_best_10x10.txt"
+BEST_DECAY = R + "tetris_best_10x10_decay.txt"  # the bounded critic's candidates, 10 x 10
 BEST_LARGE = R + "tetris_best_10x20.txt"
 SHIPPED_LARGE = R + "tetris_best_10x20_shipped.txt"
 BEST_LARGE_DECAY = R + "tetris_best_10x20_decay.txt"  # the bounded critic's study on 10 x 20
@@ -158,7 +159,8 @@ for _board in RUNS:
         lambda root, board=_board: pairs_table(root, board))
     block(f"tetris-{_board}-cpu-hours", sources=sessions(_board))(
         lambda root, board=_board: cpu_hours(root, board))
-for _name, _rel in (("tetris-best-10x10", BEST), ("tetris-best-10x20", BEST_LARGE),
+for _name, _rel in (("tetris-best-10x10", BEST), ("tetris-best-10x10-decay", BEST_DECAY),
+                    ("tetris-best-10x20", BEST_LARGE),
                     ("tetris-shipped-10x20", SHIPPED_LARGE),
                     ("tetris-best-10x20-decay", BEST_LARGE_DECAY)):
     block(_name, sources=[_rel])(lambda root, rel=_rel: quoted(root, rel))
@@ -451,7 +453,11 @@ def best_learned(root: Path, *paths: str) -> str:
     return max(scores, key=lambda v: v[0])[1]
 
 
-block("tetris-best-10x10-score", sources=[BEST])(best_learned)
+# The board's best learned policy (docs/tetris/best-10x10.json), over both files' candidates.
+block("tetris-best-10x10-score", sources=[BEST, BEST_DECAY])(
+    lambda root: best_learned(root, BEST, BEST_DECAY))
+block("tetris-best-10x10-decay-score", sources=[BEST_DECAY])(
+    lambda root: best_learned(root, BEST_DECAY))
 block("tetris-dt10-10x10-score", sources=[BEST])(lambda root: best_rows(root)["DT-10"][1])
 block("tetris-best-10x20-preset-score", sources=[BEST_LARGE])(
     lambda root: best_learned(root, BEST_LARGE))
