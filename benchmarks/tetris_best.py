@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -35,7 +37,8 @@ from nsrl.experiments.shards import Shard
 from nsrl.greedy.tetris import controller_of
 from nsrl.tetris import SHIPPED, play_games, save_controller
 
-RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parent.parent  # the checkout
+RESULTS = ROOT / "benchmarks" / "results"
 PUBLISHED = {10: {"du": 3_800, "bdu": 4_200, "dt-10": 5_000, "dt-20": 4_300},
              20: {"du": 31_000_000, "bdu": 36_000_000, "dt-10": 29_000_000,
                   "dt-20": 51_000_000}}
@@ -83,6 +86,16 @@ def rebuild(experiment, row: pd.Series):
     return hist.output
 
 
+def command_line(argv: list[str]) -> str:
+    """The command as run, every option given, paths inside the checkout relative to it."""
+    def shown(arg: str) -> str:
+        path = Path(arg)
+        if path.is_absolute() and path.resolve().is_relative_to(ROOT):
+            return str(path.resolve().relative_to(ROOT))
+        return arg
+    return "python benchmarks/tetris_best.py " + shlex.join(shown(a) for a in argv)
+
+
 def evaluate(controller, games: int, width: int, height: int, jobs: int) -> tuple[float, float]:
     g = play_games(controller, games, width=width, height=height, seed=FRESH_SEED, jobs=jobs)
     return float(g.lines.mean()), 1.96 * float(g.lines.std(ddof=1)) / np.sqrt(games)
@@ -109,10 +122,9 @@ def main() -> None:
     sweep = next(iter(experiment.sweeps().values()))
     width, height = int(sweep.axis("width")[0]), int(sweep.axis("height")[0])
     start = time.process_time()
-    rows = [f"# python benchmarks/tetris_best.py --results {args.results} --preset "
-            f"{args.preset} --candidates {args.candidates} --games {args.games} --jobs "
-            f"{args.jobs} --shipped '{args.shipped}'"
-            + (f" --variants {args.variants}" if args.variants else ""),
+    # The install matters: a run rebuilds only on the install that made it.
+    rows = [f"# {command_line(sys.argv[1:])}",
+            f"# nsrl {nsrl.__version__} from {Path(nsrl.__file__).parent}",
             f"{time.strftime('%Y-%m-%d %H:%M')}, load "
             f"{os.getloadavg()[0]:.2f} at start; board {width} x {height}; fresh games: "
             f"seed {FRESH_SEED}, games 0..{args.games - 1}", "",

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import nsrl
 from nsrl.cli import main
 from nsrl.experiments import load_experiment
 from nsrl.tetris import load_controller
@@ -50,7 +51,12 @@ def test_tetris_tiny_runs_every_scheme_and_dpi_the_same_on_two_workers(tmp_path,
                                      "--out", str(tmp_path / "best.txt"), "--save", str(best)])
     script["main"]()
     assert load_controller(best).features == "dellacherie-thiery"
-    assert (tmp_path / "best.txt").read_text().count("| candidate") == 2
+    text = (tmp_path / "best.txt").read_text()
+    assert text.count("| candidate") == 2
+    # The header is the command as run, every option, and the install it ran on.
+    command, install = text.splitlines()[:2]
+    assert f"--save {best}" in command and f"--out {tmp_path / 'best.txt'}" in command
+    assert install.startswith("# nsrl ") and install.endswith(str(Path(nsrl.__file__).parent))
     tiny = load_experiment("tetris-tiny")
     assert set(script["candidates"](one, tiny, 50, ["dpi"]).variant) == {"dpi"}
     assert set(script["candidates"](one, tiny, 50).variant) == {"cbmpi", "dpi"}
