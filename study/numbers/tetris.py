@@ -448,9 +448,9 @@ def best_learned(root: Path, *paths: str) -> str:
 
     The files' fresh games are the same (one seed), so their candidates compare.
     """
-    scores = [v for path in paths or (BEST,) for k, v in best_rows(root, path).items()
-              if k.startswith("candidate")]
-    return max(scores, key=lambda v: v[0])[1]
+    found = [v for path in paths or (BEST,) for k, v in best_rows(root, path).items()
+             if k.startswith("candidate")]
+    return max(found, key=lambda v: v[0])[1]
 
 
 # The board's best learned policy (docs/tetris/best-10x10.json), over both files' candidates.
