@@ -199,17 +199,21 @@ def scores(root: Path, variant: str, scheme: str = "API") -> pd.DataFrame:
     return shard_scores(root, unit_files("small", variant), scheme)
 
 
-def welch(a: np.ndarray, b: np.ndarray) -> str:
-    """``a`` minus ``b`` in lines, its 95% interval and p-value by Welch's t-test."""
+def welch_test(a: np.ndarray, b: np.ndarray, unit: str = "") -> tuple[str, float]:
+    """``a`` minus ``b``: 'difference``unit`` [95% interval]' and p by Welch's t-test.
+
+    A p-value of NaN (both samples constant) reads as 1.
+    """
     test = stats.ttest_ind(a, b, equal_var=False)
     low, high = test.confidence_interval(0.95)
-    return (f"{a.mean() - b.mean():+,.0f} lines [{low:+,.0f}, {high:+,.0f}], Welch's p = "
-            f"{test.pvalue:.2g}")
+    p = 1.0 if np.isnan(test.pvalue) else float(test.pvalue)
+    return f"{a.mean() - b.mean():+,.0f}{unit} [{low:+,.0f}, {high:+,.0f}]", p
 
 
-def api_scores(root: Path, variant: str) -> pd.DataFrame:
-    """API's score per unit and iteration in ``variant`` of the small run."""
-    return scores(root, variant, "API")
+def welch(a: np.ndarray, b: np.ndarray) -> str:
+    """``a`` minus ``b`` in lines, its 95% interval and p-value by Welch's t-test."""
+    diff, p = welch_test(a, b, " lines")
+    return f"{diff}, Welch's p = {p:.2g}"
 
 
 def variant_row(root: Path, variant: str) -> dict:
@@ -223,8 +227,8 @@ def against_preset(root: Path, variant: str, iteration: int) -> str:
 
     The variants draw their own evaluation games, so the units are not paired across them.
     """
-    return welch(api_scores(root, variant)[iteration].to_numpy(),
-                 api_scores(root, "cbmpi")[iteration].to_numpy())
+    return welch(scores(root, variant)[iteration].to_numpy(),
+                 scores(root, "cbmpi")[iteration].to_numpy())
 
 
 COMPARED = {"papers": (5, 10), "decay": (5, 10), "dpi": (10,)}  # iterations compared
@@ -238,9 +242,8 @@ def against_preset_holm(root: Path) -> str:
     tests = {}
     for key, variant in SINGLE.items():
         for k in COMPARED[key]:
-            a = api_scores(root, variant)[k].to_numpy()
-            b = api_scores(root, "cbmpi")[k].to_numpy()
-            tests[f"{variant} at {k}"] = stats.ttest_ind(a, b, equal_var=False).pvalue
+            tests[f"{variant} at {k}"] = welch_test(scores(root, variant)[k].to_numpy(),
+                                                    scores(root, "cbmpi")[k].to_numpy())[1]
     holm = holm_adjusted(tests)
     return ", ".join(f"{name} {p:.2g}" for name, p in holm.items())
 
@@ -269,15 +272,12 @@ def decay_schemes(root: Path) -> str:
     preset = f[f["variant"] == "cbmpi"].set_index("scheme")
     rows, tests = [], {}
     for r in decay_final(root).to_dict("records"):
-        a = scores(root, SINGLE["decay"], r["scheme"])[10].to_numpy()
-        b = scores(root, "cbmpi", r["scheme"])[10].to_numpy()
-        test = stats.ttest_ind(a, b, equal_var=False)
-        tests[r["scheme"]] = 1.0 if np.isnan(test.pvalue) else float(test.pvalue)
-        low, high = test.confidence_interval(0.95)
+        diff, tests[r["scheme"]] = welch_test(
+            scores(root, SINGLE["decay"], r["scheme"])[10].to_numpy(),
+            scores(root, "cbmpi", r["scheme"])[10].to_numpy())
         p = preset.loc[r["scheme"]]
         rows.append([r["scheme"], _ci(p["final"], p["final_low"], p["final_high"]),
-                     _ci(r["final"], r["final_low"], r["final_high"]),
-                     f"{a.mean() - b.mean():+,.0f} [{low:+,.0f}, {high:+,.0f}]",
+                     _ci(r["final"], r["final_low"], r["final_high"]), diff,
                      f"{tests[r['scheme']]:.2g}"])
     holm = holm_adjusted(tests)
     rows = [[*row, f"{holm[row[0]]:.2g}"] for row in rows]
@@ -299,7 +299,7 @@ block("tetris-small-decay-best-scheme-last", sources=[FINAL])(
 
 def curve_from(root: Path, variant: str, start: int) -> str:
     """API's mean over the units at each iteration from ``start`` on, in ``variant``."""
-    means = api_scores(root, variant).mean()
+    means = scores(root, variant).mean()
     return ", ".join(f"{means[k]:,.0f}" for k in means.index if k >= start)
 
 
